@@ -1,0 +1,188 @@
+"""A minimal ELF reader: the file header and the section header table, nothing else.
+
+Large host libraries (``libtorch_cuda.so`` is over 1 GB) must be scanned by touching only
+their headers, so this reader works on an ``mmap`` and reads the ELF header, the section
+header table and ``.shstrtab``: a few kilobytes, wherever they are.
+
+ELF header and section header layouts: https://refspecs.linuxfoundation.org/elf/gabi4+/ch4.eheader.html
+and https://refspecs.linuxfoundation.org/elf/gabi4+/ch4.sheader.html
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from cudafit.binary.fatbin import Buffer
+from cudafit.errors import BinaryFormatError
+
+__all__ = [
+    "EM_CUDA",
+    "ET_DYN",
+    "ET_EXEC",
+    "ET_REL",
+    "ElfHeader",
+    "Section",
+    "read_elf_header",
+    "read_sections",
+]
+
+ELF_MAGIC = b"\x7fELF"
+EM_CUDA = 190
+ET_REL = 1
+ET_EXEC = 2
+ET_DYN = 3
+SHT_NOBITS = 8
+_SHN_XINDEX = 0xFFFF
+
+_EHDR64 = struct.Struct("<HHIQQQIHHHHHH")  # from e_type (offset 16)
+_EHDR32 = struct.Struct("<HHIIIIIHHHHHH")
+_SHDR64 = struct.Struct("<IIQQQQIIQQ")
+_SHDR32 = struct.Struct("<IIIIIIIIII")
+
+
+@dataclass(frozen=True)
+class ElfHeader:
+    """The fields of the ELF file header that cudafit uses."""
+
+    bits: int
+    osabi: int
+    abi_version: int
+    e_type: int
+    machine: int
+    flags: int
+    shoff: int
+    shentsize: int
+    shnum: int
+    shstrndx: int
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section header, with its offset made absolute in the buffer."""
+
+    name: str
+    type: int
+    flags: int
+    offset: int
+    size: int
+    link: int
+    info: int
+    entsize: int
+
+    @property
+    def end(self) -> int:
+        """Absolute end offset of the section's bytes."""
+        return self.offset + self.size
+
+
+def read_elf_header(buf: Buffer, origin: int = 0, size: int | None = None) -> ElfHeader:
+    """Decode the ELF header at ``buf[origin]``.
+
+    Only little-endian files are supported (every CUDA host platform is little-endian);
+    others raise :class:`BinaryFormatError`.
+    """
+    size = len(buf) - origin if size is None else size
+    if size < 52 or bytes(buf[origin : origin + 4]) != ELF_MAGIC:
+        msg = "not an ELF file (too short or bad magic)"
+        raise BinaryFormatError(msg, offset=origin)
+    ei_class, ei_data = buf[origin + 4], buf[origin + 5]
+    if ei_data != 1:
+        msg = f"unsupported ELF byte order (EI_DATA={ei_data}); only little-endian is supported"
+        raise BinaryFormatError(msg, offset=origin)
+    if ei_class == 2:
+        if size < 64:
+            msg = "truncated ELF64 header"
+            raise BinaryFormatError(msg, offset=origin)
+        (
+            e_type,
+            machine,
+            _ver,
+            _entry,
+            _phoff,
+            shoff,
+            flags,
+            _ehsize,
+            _phes,
+            _phn,
+            shentsize,
+            shnum,
+            shstrndx,
+        ) = _EHDR64.unpack_from(buf, origin + 16)
+        bits = 64
+    elif ei_class == 1:
+        (
+            e_type,
+            machine,
+            _ver,
+            _entry,
+            _phoff,
+            shoff,
+            flags,
+            _ehsize,
+            _phes,
+            _phn,
+            shentsize,
+            shnum,
+            shstrndx,
+        ) = _EHDR32.unpack_from(buf, origin + 16)
+        bits = 32
+    else:
+        msg = f"unsupported ELF class {ei_class}"
+        raise BinaryFormatError(msg, offset=origin)
+    return ElfHeader(
+        bits=bits,
+        osabi=buf[origin + 7],
+        abi_version=buf[origin + 8],
+        e_type=e_type,
+        machine=machine,
+        flags=flags,
+        shoff=shoff,
+        shentsize=shentsize,
+        shnum=shnum,
+        shstrndx=shstrndx,
+    )
+
+
+def read_sections(buf: Buffer, hdr: ElfHeader, origin: int = 0, size: int | None = None) -> list[Section]:
+    """Read the section header table and resolve names through ``.shstrtab``.
+
+    Every offset is bounds-checked against the file (or archive member) size, so a
+    truncated or lying header raises :class:`BinaryFormatError` instead of reading garbage.
+    """
+    size = len(buf) - origin if size is None else size
+    if hdr.shoff == 0:
+        return []
+    fmt = _SHDR64 if hdr.bits == 64 else _SHDR32
+    if hdr.shentsize < fmt.size:
+        msg = f"ELF section header entry size {hdr.shentsize} is smaller than {fmt.size}"
+        raise BinaryFormatError(msg, offset=origin)
+    if hdr.shoff + fmt.size > size:
+        msg = f"ELF section header table at {hdr.shoff:#x} lies past the end of the file ({size} bytes)"
+        raise BinaryFormatError(msg, offset=origin)
+    first = fmt.unpack_from(buf, origin + hdr.shoff)
+    shnum = hdr.shnum or first[5]  # extended numbering: count in section 0's sh_size
+    shstrndx = first[6] if hdr.shstrndx == _SHN_XINDEX else hdr.shstrndx
+    if hdr.shoff + shnum * hdr.shentsize > size:
+        msg = f"ELF section header table ({shnum} entries) runs past the end of the file"
+        raise BinaryFormatError(msg, offset=origin + hdr.shoff)
+    raw = [fmt.unpack_from(buf, origin + hdr.shoff + i * hdr.shentsize) for i in range(shnum)]
+    strtab: bytes = b""
+    if 0 < shstrndx < shnum:
+        s = raw[shstrndx]
+        s_off, s_size = s[4], s[5]
+        if s_off + s_size > size:
+            msg = ".shstrtab lies past the end of the file"
+            raise BinaryFormatError(msg, offset=origin + hdr.shoff)
+        strtab = bytes(buf[origin + s_off : origin + s_off + s_size])
+    sections = []
+    for name_off, stype, flags, _addr, off, ssize, link, info, _align, entsize in raw:
+        end = strtab.find(b"\0", name_off)
+        name = strtab[name_off : end if end >= 0 else len(strtab)].decode("utf-8", "replace") if strtab else ""
+        sections.append(Section(name, stype, flags, origin + off, ssize, link, info, entsize))
+    return sections
+
+
+def section_bounds_ok(section: Section, origin: int, size: int) -> bool:
+    """Whether a section with file data lies inside the file (or member)."""
+    return section.type == SHT_NOBITS or section.offset + section.size <= origin + size

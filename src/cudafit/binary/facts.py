@@ -1,0 +1,210 @@
+"""Frozen facts that the binary layer extracts; the only types other layers see.
+
+A *module* is one fatbin: each translation unit's fatbin is registered with the CUDA
+runtime on its own (``__cudaRegisterFatBinary`` per ``__fatBinC_Wrapper_t``), so
+compatibility is judged per fatbin, not per file (fatbin_spec.md §A.3, §E.1).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from cudafit.model import ArchVariant, ComputeCapability, PtxIsaVersion, PtxTarget, SmArch
+
+__all__ = [
+    "BinaryFacts",
+    "Compression",
+    "CubinInfo",
+    "EntryKind",
+    "FatbinEntry",
+    "FileFormat",
+    "KernelInfo",
+    "Module",
+]
+
+
+class EntryKind(str, enum.Enum):
+    """Kind of a fatbin entry (u16 at entry+0, fatbin_spec.md §B.2)."""
+
+    PTX = "ptx"  # 1
+    SASS = "sass"  # 2: an ELF cubin
+    LTO = "lto"  # 8: NVVM IR for link-time optimisation
+    CONCAT = "concat"  # 0x100: concatenated entry (CUDA 13.4+), members expanded
+    UNKNOWN = "unknown"
+
+
+class Compression(str, enum.Enum):
+    """How an entry's payload is stored (flag bits 13 and 15, fatbin_spec.md §C)."""
+
+    NONE = "none"
+    LZ4 = "lz4"
+    ZSTD = "zstd"
+
+
+class FileFormat(str, enum.Enum):
+    """What a scanned file turned out to be."""
+
+    ELF_SHARED = "elf-shared"  # ET_DYN host library
+    ELF_EXEC = "elf-exec"  # ET_EXEC host program
+    ELF_OBJECT = "elf-object"  # ET_REL host object (.o)
+    ARCHIVE = "archive"  # ar archive (.a), members reported separately
+    CUBIN = "cubin"  # bare device ELF (e_machine 190)
+    FATBIN = "fatbin"  # raw fatbin file
+    PTX = "ptx"  # PTX text
+    NOT_CUDA = "not-cuda"  # readable, but not a format that can hold CUDA device code
+    UNREADABLE = "unreadable"  # I/O error or malformed beyond recovery
+
+
+class FatbinEntry(NamedTuple):
+    """One entry of a fatbin: a cubin (SASS), a PTX text or an LTO-IR image.
+
+    A ``NamedTuple`` rather than a dataclass: large libraries hold tens of thousands of
+    entries and tuple construction is several times cheaper than a frozen dataclass.
+
+    ``offset`` is the absolute offset of the entry header in the scanned file (or stream),
+    ``payload_offset`` that of its payload; for members of a concatenated entry,
+    ``payload_offset`` is the offset inside the decompressed concatenated payload and
+    ``concat_offset`` the absolute offset of the concatenated entry.
+    """
+
+    kind: EntryKind
+    arch_number: int
+    variant: ArchVariant
+    code_version: tuple[int, int]
+    flags: int
+    compression: Compression
+    offset: int
+    header_size: int
+    payload_offset: int
+    payload_size: int
+    compressed_size: int
+    uncompressed_size: int
+    identifier: str = ""
+    options: str = ""
+    concat_offset: int | None = None
+    raw_kind: int = 0
+
+    @property
+    def is_64bit(self) -> bool:
+        """Flag bit 0 (``compile_size = 64bit``)."""
+        return bool(self.flags & 0x1)
+
+    @property
+    def debug(self) -> bool:
+        """Flag bit 1 (``has debug info``, set by ``nvcc -G``)."""
+        return bool(self.flags & 0x2)
+
+    @property
+    def arch_name(self) -> str:
+        """The name cuobjdump's default dump prints: ``sm_90a`` for SASS, ``compute_90a`` for PTX."""
+        if self.kind is EntryKind.SASS:
+            return str(SmArch(self.arch_number, self.variant))
+        if self.kind is EntryKind.PTX:
+            return str(PtxTarget(self.arch_number, self.variant))
+        if self.kind is EntryKind.LTO:
+            return f"lto_{self.arch_number}{self.variant.value}"
+        return f"unknown_{self.arch_number}"
+
+    @property
+    def sm_arch(self) -> SmArch | None:
+        """The SASS target, for cubin entries."""
+        return SmArch(self.arch_number, self.variant) if self.kind is EntryKind.SASS else None
+
+    @property
+    def ptx_target(self) -> PtxTarget | None:
+        """The virtual target, for PTX entries."""
+        return PtxTarget(self.arch_number, self.variant) if self.kind is EntryKind.PTX else None
+
+    @property
+    def ptx_isa(self) -> PtxIsaVersion | None:
+        """For PTX entries the code version *is* the PTX ISA (``.version``), fatbin_spec.md §B.3."""
+        if self.kind is not EntryKind.PTX:
+            return None
+        return PtxIsaVersion(*self.code_version)
+
+    @property
+    def compute_capability(self) -> ComputeCapability | None:
+        """The compute capability the entry targets, when it names one."""
+        if self.arch_number < 10:
+            return None
+        return ComputeCapability.from_arch_number(self.arch_number)
+
+
+@dataclass(frozen=True)
+class Module:
+    """One fatbin (one registered CUDA module).
+
+    ``section`` is ``.nv_fatbin`` (loaded at run time), ``__nv_relfatbin`` (relocatable,
+    for device linking only; never loaded), or ``None`` for a raw fatbin file.
+    """
+
+    offset: int
+    size: int
+    section: str | None
+    entries: tuple[FatbinEntry, ...]
+
+    @property
+    def relocatable(self) -> bool:
+        """True for ``__nv_relfatbin`` fatbins, which the runtime never loads (§A.1)."""
+        return self.section == "__nv_relfatbin"
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """A ``__global__`` function in a cubin and what the cubin records about its resources."""
+
+    name: str
+    static_shared_bytes: int | None = None
+    registers: int | None = None
+    max_threads: tuple[int, int, int] | None = None
+
+
+@dataclass(frozen=True)
+class CubinInfo:
+    """What a (decompressed) cubin says about itself (fatbin_spec.md §D)."""
+
+    arch_number: int
+    abi_version: int
+    elf_type: int
+    arch_specific: bool
+    virtual_arch_number: int | None
+    kernels: tuple[KernelInfo, ...]
+    is_dlink_stub: bool
+    toolkit: str = ""
+
+
+@dataclass(frozen=True)
+class BinaryFacts:
+    """Everything the binary layer knows about one file (or archive member).
+
+    ``error`` is set when the file could not be read completely; ``modules`` then holds
+    whatever was recovered before the problem.  Archive members are listed in
+    ``members`` with their own facts, named ``ARCHIVE!MEMBER``.
+    """
+
+    path: str
+    format: FileFormat
+    size: int
+    modules: tuple[Module, ...] = ()
+    error: str | None = None
+    error_code: str | None = None
+    members: tuple[BinaryFacts, ...] = ()
+    ptx_isa: PtxIsaVersion | None = None  # bare PTX files only
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def entries(self) -> tuple[FatbinEntry, ...]:
+        """Every entry of every module, relocatable ones included."""
+        return tuple(e for m in self.modules for e in m.entries)
+
+    @property
+    def runtime_modules(self) -> tuple[Module, ...]:
+        """The modules the CUDA runtime can load (``.nv_fatbin`` or raw)."""
+        return tuple(m for m in self.modules if not m.relocatable)
+
+    @property
+    def has_device_code(self) -> bool:
+        """Whether any module holds at least one entry (members included)."""
+        return bool(self.entries) or any(m.has_device_code for m in self.members)

@@ -1,0 +1,406 @@
+"""Entry points of the binary layer: file, buffer or stream in, :class:`BinaryFacts` out.
+
+Dispatch on the first bytes:
+
+* ``\\x7fELF`` with ``e_machine`` 190 -> a bare cubin; any other ELF -> a host file whose
+  ``.nv_fatbin`` (loaded at run time) and ``__nv_relfatbin`` (relocatable, device-link only)
+  sections are walked (fatbin_spec.md §A.1, §B.6);
+* ``!<arch>\\n`` -> an ar archive (``.a``), each member inspected on its own;
+* ``50 ED 55 BA`` -> a raw fatbin;
+* PTX text (``.version`` / ``.target`` directives) -> one PTX entry;
+* PE (``MZ``) and anything else that is not plain text -> the fatbin *locator*, which finds
+  fatbins anywhere in the bytes and validates their headers so random data yields nothing.
+
+Nothing here raises for bad input: problems become ``BinaryFacts.error`` with a stable
+``error_code`` while the modules read before the problem are kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+import re
+import struct
+from collections.abc import Iterator
+from typing import IO
+
+from cudafit.binary._elf import (
+    EM_CUDA,
+    ET_DYN,
+    ET_EXEC,
+    ET_REL,
+    read_elf_header,
+    read_sections,
+    section_bounds_ok,
+)
+from cudafit.binary.cubin import cubin_arch, read_cubin
+from cudafit.binary.facts import (
+    BinaryFacts,
+    Compression,
+    EntryKind,
+    FatbinEntry,
+    FileFormat,
+    Module,
+)
+from cudafit.binary.fatbin import (
+    FATBIN_HEADER_SIZE,
+    FATBIN_MAGIC_BYTES,
+    Buffer,
+    iter_modules,
+    looks_like_fatbin_at,
+    parse_fatbin,
+)
+from cudafit.errors import BinaryFormatError
+from cudafit.model import ArchVariant, PtxIsaVersion
+
+__all__ = [
+    "FATBIN_SECTIONS",
+    "inspect_bytes",
+    "inspect_path",
+    "inspect_stream",
+    "locate_modules",
+    "sniff",
+]
+
+#: Sections holding fatbins, in cuobjdump's order: the executable fatbin first (§A.4).
+FATBIN_SECTIONS = (".nv_fatbin", "__nv_relfatbin")
+_PE_FATBIN_SECTION = ".nv_fatb"  # PE section names are at most 8 bytes
+_AR_MAGIC = b"!<arch>\n"
+_AR_HEADER = 60
+_ELF_MAGIC = b"\x7fELF"
+_PTX_VERSION = re.compile(rb"^\s*\.version\s+(\d+)\.(\d+)", re.MULTILINE)
+_PTX_TARGET = re.compile(rb"^\s*\.target\s+(sm|compute)_(\d+)([af]?)", re.MULTILINE)
+_PTX_SUFFIXES = (".ptx",)
+
+#: Streams up to this size are read into memory and parsed like files; larger ones are
+#: streamed through the locator so memory stays bounded.
+STREAM_IN_MEMORY_LIMIT = 64 * 1024 * 1024
+_CHUNK = 4 * 1024 * 1024
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _error_facts(
+    path: str, fmt: FileFormat, size: int, err: Exception, modules: tuple[Module, ...] = ()
+) -> BinaryFacts:
+    code = getattr(err, "code", None) or ("io-error" if isinstance(err, OSError) else "invalid-binary")
+    message = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+    return BinaryFacts(path=path, format=fmt, size=size, modules=modules, error=message, error_code=code)
+
+
+def sniff(head: bytes, name: str = "") -> FileFormat | None:
+    """Guess from a file's first bytes (>= 64 recommended) and its name whether it may hold device code.
+
+    Cheap enough to run on every file of an environment: returns the probable format, or
+    ``None`` for files that cannot hold CUDA device code (Python sources, images, ...).
+    """
+    if head.startswith(_ELF_MAGIC):
+        if len(head) >= 20 and head[5] == 1 and struct.unpack_from("<H", head, 18)[0] == EM_CUDA:
+            return FileFormat.CUBIN
+        if len(head) >= 18:
+            e_type = struct.unpack_from("<H", head, 16)[0] if head[5] == 1 else 0
+            return {ET_REL: FileFormat.ELF_OBJECT, ET_EXEC: FileFormat.ELF_EXEC}.get(e_type, FileFormat.ELF_SHARED)
+        return FileFormat.ELF_SHARED
+    if head.startswith(_AR_MAGIC):
+        return FileFormat.ARCHIVE
+    if head.startswith(FATBIN_MAGIC_BYTES):
+        return FileFormat.FATBIN
+    lower = name.lower()
+    if lower.endswith(_PTX_SUFFIXES) or (b".version" in head[:4096] and b".target" in head[:4096]):
+        return FileFormat.PTX
+    if head.startswith(b"MZ") and lower.endswith((".dll", ".pyd", ".exe")):
+        return FileFormat.NOT_CUDA  # PE: located, not parsed (see inspect_bytes)
+    return None
+
+
+# --------------------------------------------------------------------------- ELF hosts
+
+
+def _elf_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
+    hdr = read_elf_header(buf, origin, size)
+    if hdr.machine == EM_CUDA:
+        return _cubin_facts(buf, origin, size, path)
+    fmt = {ET_REL: FileFormat.ELF_OBJECT, ET_EXEC: FileFormat.ELF_EXEC, ET_DYN: FileFormat.ELF_SHARED}.get(
+        hdr.e_type, FileFormat.ELF_SHARED
+    )
+    sections = read_sections(buf, hdr, origin, size)
+    modules: list[Module] = []
+    for wanted in FATBIN_SECTIONS:
+        for sec in sections:
+            if sec.name != wanted or sec.type == 8 or sec.size == 0:
+                continue
+            if not section_bounds_ok(sec, origin, size):
+                err = BinaryFormatError(
+                    f"section {sec.name} ({sec.size} bytes at {sec.offset - origin:#x}) runs past the end of the file"
+                )
+                return _error_facts(path, fmt, size, err, tuple(modules))
+            try:
+                for module in iter_modules(buf, sec.offset, sec.end, section=sec.name):
+                    modules.append(module)
+                    _release(buf, module.offset, module.offset + module.size)
+            except BinaryFormatError as err:
+                return _error_facts(path, fmt, size, err, tuple(modules))
+    return BinaryFacts(path=path, format=fmt, size=size, modules=tuple(modules))
+
+
+def _release(buf: Buffer, start: int, end: int) -> None:
+    """Drop the pages of a walked fatbin from our RSS (they stay in the page cache).
+
+    The page cache maps whole (large) folios around every header we touch, so walking the
+    thousands of entries of a large library would otherwise grow RSS by ~10 KB per entry.
+    """
+    if isinstance(buf, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        page = mmap.PAGESIZE
+        lo = start - start % page
+        with contextlib.suppress(OSError, ValueError):
+            buf.madvise(mmap.MADV_DONTNEED, lo, end - lo)
+
+
+def _cubin_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
+    """A bare cubin becomes one module with one SASS entry (variant ``f`` is not recoverable)."""
+    hdr = read_elf_header(buf, origin, size)
+    arch, arch_specific = cubin_arch(hdr.flags, hdr.abi_version)
+    notes: tuple[str, ...] = ()
+    try:
+        info = read_cubin(buf, origin, size)
+        arch_specific = info.arch_specific
+    except BinaryFormatError as err:
+        notes = (f"cubin details unreadable: {err}",)
+    entry = FatbinEntry(
+        kind=EntryKind.SASS,
+        arch_number=arch,
+        variant=ArchVariant.ARCH_SPECIFIC if arch_specific else ArchVariant.NONE,
+        code_version=(1, hdr.abi_version),
+        flags=0x11 | (0x100000 if arch_specific else 0),
+        compression=Compression.NONE,
+        offset=origin,
+        header_size=0,
+        payload_offset=origin,
+        payload_size=size,
+        compressed_size=0,
+        uncompressed_size=0,
+    )
+    module = Module(offset=origin, size=size, section=None, entries=(entry,))
+    return BinaryFacts(path=path, format=FileFormat.CUBIN, size=size, modules=(module,), notes=notes)
+
+
+# --------------------------------------------------------------------------- other formats
+
+
+def _ptx_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
+    head = bytes(buf[origin : origin + min(size, 1 << 20)])
+    ver = _PTX_VERSION.search(head)
+    tgt = _PTX_TARGET.search(head)
+    if not ver or not tgt:
+        err = BinaryFormatError("PTX text without a .version and a .target directive")
+        return _error_facts(path, FileFormat.PTX, size, err)
+    isa = PtxIsaVersion(int(ver.group(1)), int(ver.group(2)))
+    variant = ArchVariant(tgt.group(3).decode())
+    flags = 0x11 | {ArchVariant.ARCH_SPECIFIC: 0x100000, ArchVariant.FAMILY: 0x200000}.get(variant, 0)
+    entry = FatbinEntry(
+        kind=EntryKind.PTX,
+        arch_number=int(tgt.group(2)),
+        variant=variant,
+        code_version=(isa.major, isa.minor),
+        flags=flags,
+        compression=Compression.NONE,
+        offset=origin,
+        header_size=0,
+        payload_offset=origin,
+        payload_size=size,
+        compressed_size=0,
+        uncompressed_size=0,
+    )
+    module = Module(offset=origin, size=size, section=None, entries=(entry,))
+    return BinaryFacts(path=path, format=FileFormat.PTX, size=size, modules=(module,), ptx_isa=isa)
+
+
+def _raw_fatbin_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
+    modules: list[Module] = []
+    try:
+        modules.extend(iter_modules(buf, origin, origin + size, section=None))
+    except BinaryFormatError as err:
+        return _error_facts(path, FileFormat.FATBIN, size, err, tuple(modules))
+    return BinaryFacts(path=path, format=FileFormat.FATBIN, size=size, modules=tuple(modules))
+
+
+def _iter_ar_members(buf: Buffer, origin: int, size: int) -> Iterator[tuple[str, int, int]]:
+    """Yield (name, data offset, data size) of each regular member of an ar archive.
+
+    GNU (``/`` symbol table, ``//`` long names, ``/N`` references) and BSD (``#1/N``) naming.
+    """
+    pos = origin + len(_AR_MAGIC)
+    end = origin + size
+    longnames = b""
+    while pos + _AR_HEADER <= end:
+        header = bytes(buf[pos : pos + _AR_HEADER])
+        if header[58:60] != b"`\n":
+            msg = "corrupt ar member header (bad terminator)"
+            raise BinaryFormatError(msg, offset=pos)
+        raw_name = header[:16].decode("latin-1").rstrip()
+        try:
+            msize = int(header[48:58].decode("ascii").strip() or "0")
+        except ValueError as err:
+            msg = "corrupt ar member header (bad size field)"
+            raise BinaryFormatError(msg, offset=pos) from err
+        data = pos + _AR_HEADER
+        if data + msize > end:
+            msg = f"ar member {raw_name!r} ({msize} bytes) runs past the end of the archive"
+            raise BinaryFormatError(msg, offset=pos)
+        name = raw_name
+        if raw_name == "//":
+            longnames = bytes(buf[data : data + msize])
+        elif raw_name in ("/", "/SYM64/", "__.SYMDEF", "__.SYMDEF SORTED"):
+            pass
+        else:
+            if raw_name.startswith("#1/"):
+                nlen = int(raw_name[3:] or "0")
+                name = bytes(buf[data : data + nlen]).rstrip(b"\0").decode("utf-8", "replace")
+                data, msize = data + nlen, msize - nlen
+            elif raw_name.startswith("/") and raw_name[1:].isdigit():
+                idx = int(raw_name[1:])
+                stop = longnames.find(b"/\n", idx)
+                name = longnames[idx : stop if stop >= 0 else len(longnames)].decode("utf-8", "replace")
+            else:
+                name = raw_name.rstrip("/")
+            yield name, data, msize
+        pos = pos + _AR_HEADER + int(header[48:58].decode("ascii").strip() or "0")
+        pos += (pos - origin) & 1  # members are 2-byte aligned
+
+
+def _archive_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
+    members: list[BinaryFacts] = []
+    try:
+        for name, off, msize in _iter_ar_members(buf, origin, size):
+            members.append(_inspect_buffer(buf, off, msize, f"{path}!{name}", name))
+    except BinaryFormatError as err:
+        return BinaryFacts(
+            path=path,
+            format=FileFormat.ARCHIVE,
+            size=size,
+            members=tuple(members),
+            error=str(err),
+            error_code=err.code,
+        )
+    return BinaryFacts(path=path, format=FileFormat.ARCHIVE, size=size, members=tuple(members))
+
+
+def locate_modules(buf: Buffer, start: int = 0, end: int | None = None) -> list[Module]:
+    """Find fatbins anywhere in ``buf[start:end]`` (PE DLLs, unknown containers).
+
+    Each candidate magic must be followed by a plausible fatbin header and a first entry header
+    that passes strict checks (the 0x0101 field, a known kind, sane sizes), so random bytes do
+    not produce entries.  Fatbins that fail to parse after that are skipped.
+    """
+    end = len(buf) if end is None else end
+    found: list[Module] = []
+    pos = start
+    while True:
+        idx = buf.find(FATBIN_MAGIC_BYTES, pos, end)
+        if idx < 0:
+            return found
+        if looks_like_fatbin_at(buf, idx, end):
+            try:
+                module, stop = parse_fatbin(buf, idx, end, section=None, strict=True)
+            except BinaryFormatError:
+                pos = idx + 4
+                continue
+            found.append(module)
+            pos = stop
+        else:
+            pos = idx + 4
+
+
+def _inspect_buffer(buf: Buffer, origin: int, size: int, path: str, name: str) -> BinaryFacts:
+    head = bytes(buf[origin : origin + min(size, 4096)])
+    fmt = sniff(head, name)
+    try:
+        if head.startswith(_ELF_MAGIC):
+            return _elf_facts(buf, origin, size, path)
+        if fmt is FileFormat.ARCHIVE:
+            return _archive_facts(buf, origin, size, path)
+        if fmt is FileFormat.FATBIN:
+            return _raw_fatbin_facts(buf, origin, size, path)
+        if fmt is FileFormat.PTX:
+            return _ptx_facts(buf, origin, size, path)
+        if head.startswith(b"MZ") and size >= FATBIN_HEADER_SIZE:
+            modules = locate_modules(buf, origin, origin + size)
+            if modules:
+                modules = [Module(m.offset, m.size, _PE_FATBIN_SECTION, m.entries) for m in modules]
+                return BinaryFacts(
+                    path=path,
+                    format=FileFormat.ELF_SHARED,
+                    size=size,
+                    modules=tuple(modules),
+                    notes=("PE file: fatbins located by header scan",),
+                )
+        return BinaryFacts(path=path, format=FileFormat.NOT_CUDA, size=size)
+    except BinaryFormatError as err:
+        return _error_facts(path, fmt or FileFormat.UNREADABLE, size, err)
+    except (struct.error, IndexError, ValueError, OverflowError, MemoryError) as err:
+        # A defect the explicit checks did not anticipate: still a structured error, never a crash.
+        wrapped = BinaryFormatError(f"malformed input ({type(err).__name__}: {err})")
+        return _error_facts(path, fmt or FileFormat.UNREADABLE, size, wrapped)
+
+
+# --------------------------------------------------------------------------- public entry points
+
+
+def inspect_bytes(data: Buffer, name: str) -> BinaryFacts:
+    """Inspect an in-memory buffer; ``name`` is used for display and format hints."""
+    return _inspect_buffer(data, 0, len(data), name, name)
+
+
+def inspect_path(path: str | os.PathLike[str], *, name: str | None = None) -> BinaryFacts:
+    """Inspect a file on disk through a read-only ``mmap``; only headers are touched."""
+    display = name if name is not None else os.fspath(path)
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size == 0:
+                return BinaryFacts(path=display, format=FileFormat.NOT_CUDA, size=0)
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                # Headers are scattered through files of up to gigabytes: ask the kernel not to map
+                # (and count in our RSS) the neighbouring pages of every header we touch.
+                if hasattr(mm, "madvise") and hasattr(mmap, "MADV_RANDOM"):
+                    mm.madvise(mmap.MADV_RANDOM)
+                return _inspect_buffer(mm, 0, size, display, display)
+    except OSError as err:
+        return _error_facts(display, FileFormat.UNREADABLE, 0, err)
+
+
+def inspect_stream(stream: IO[bytes], name: str, size: int | None = None) -> BinaryFacts:
+    """Inspect a stream (a zip or tar member) with memory bounded whatever its size.
+
+    Streams up to :data:`STREAM_IN_MEMORY_LIMIT` are read whole; larger ones go through
+    :class:`~cudafit.binary.stream.StreamScanner`, which keeps only a bounded window.
+    """
+    from cudafit.binary.stream import scan_stream
+
+    try:
+        if size is not None and size <= STREAM_IN_MEMORY_LIMIT:
+            data = _read_exactly(stream, size)
+            return inspect_bytes(data, name)
+        head = _read_exactly(stream, min(STREAM_IN_MEMORY_LIMIT + 1, size or STREAM_IN_MEMORY_LIMIT + 1))
+        if len(head) <= STREAM_IN_MEMORY_LIMIT:
+            return inspect_bytes(head, name)
+        return scan_stream(stream, name, head)
+    except OSError as err:
+        return _error_facts(name, FileFormat.UNREADABLE, size or 0, err)
+    except Exception as err:  # zlib.error, zipfile.BadZipFile, tarfile.ReadError, EOFError...
+        wrapped = BinaryFormatError(f"could not read member ({type(err).__name__}: {err})")
+        return _error_facts(name, FileFormat.UNREADABLE, size or 0, wrapped)
+
+
+def _read_exactly(stream: IO[bytes], size: int) -> bytes:
+    chunks = []
+    left = size
+    while left > 0:
+        chunk = stream.read(min(left, _CHUNK))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)

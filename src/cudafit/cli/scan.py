@@ -1,0 +1,96 @@
+"""``cudafit scan PATH...``: the binary facts of files, directories, wheels, images, .pt2.
+
+Exit codes: 0 every file was read, 1 at least one file (or member) could not be read,
+2 usage error, 3 nothing could be analysed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_FAILS, EXIT_OK
+
+__all__ = ["configure_parser", "execute"]
+
+
+def configure_parser(sub: Any) -> None:
+    """Register ``scan``."""
+    p = sub.add_parser(
+        "scan",
+        help="list the SASS/PTX embedded in files, directories, wheels, images or .pt2 packages",
+        description="Read the CUDA device code embedded in binaries (headers only; nothing is imported or run).",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="file, directory, .whl, image tarball or .pt2")
+    p.add_argument("--kernels", action="store_true", help="also list kernels (decompresses cubins)")
+    p.add_argument("--all", action="store_true", help="also list files without device code")
+    p.add_argument("--json", action="store_true", help="print the cudafit.scan/1 JSON document")
+    p.add_argument("--no-cache", action="store_true", help="do not use or update the scan cache")
+    p.set_defaults(func=execute)
+
+
+def _kernels_for(report: Any) -> Any:
+    """Attach kernel rows to a report whose file is on disk."""
+    import mmap
+    import os
+    from dataclasses import replace
+
+    from cudafit.binary.facts import CubinInfo
+    from cudafit.binary.kernels import iter_cubins
+    from cudafit.report.scan import KernelRow
+
+    facts = report.facts
+    if not facts.modules and not facts.members:
+        return report
+    path = facts.path
+    if not os.path.isfile(path):
+        return replace(report, kernel_error="kernel listing reads the file from disk; extract this member first")
+    rows: list[KernelRow] = []
+    stubs: set[int] = set()
+    errors: list[str] = []
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        for target in (facts, *facts.members):
+            for index, entry, info in iter_cubins(mm, target):
+                if not isinstance(info, CubinInfo):
+                    errors.append(f"module {index} {entry.arch_name}: {info}")
+                    continue
+                if info.is_dlink_stub:
+                    stubs.add(index)
+                rows.extend(KernelRow(index, entry.arch_name, k) for k in info.kernels)
+    return replace(
+        report, kernels=tuple(rows), stub_modules=tuple(sorted(stubs)), kernel_error="; ".join(errors) or None
+    )
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Scan every PATH and render the facts."""
+    from cudafit.report.console import dump_json, make_console
+    from cudafit.report.scan import FileReport, render_scan_json, render_scan_text
+    from cudafit.targets import open_target
+
+    reports: list[FileReport] = []
+    for spec in args.paths:
+        target = open_target(spec, use_cache=not args.no_cache)
+        for item in target.iter_items():
+            reports.append(
+                FileReport(
+                    facts=item.facts,
+                    package=item.package,
+                    version=item.version,
+                    runtime_compiled=item.runtime_compiled,
+                )
+            )
+    if args.kernels:
+        reports = [_kernels_for(r) for r in reports]
+    if args.json:
+        dump_json(render_scan_json(reports, with_kernels=args.kernels))
+    else:
+        render_scan_text(reports, make_console(), with_kernels=args.kernels, all_files=args.all)
+    doc_errors = any(f.error for r in reports for f in (r.facts, *r.facts.members))
+    if not reports:
+        print("cudafit: nothing to scan", file=sys.stderr)
+        return EXIT_ANALYSIS_FAILED
+    if doc_errors:
+        return EXIT_FAILS
+    return EXIT_OK

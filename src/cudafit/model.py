@@ -1,0 +1,237 @@
+"""Small, frozen, ordered value types shared by every layer.
+
+Each type has a canonical ``str`` and a ``parse_*`` function that accepts the forms
+users and tools write, and raises :class:`~cudafit.errors.ValueParseError` otherwise.
+Ordering is the natural numeric one, so comparisons in the rules read like NVIDIA's text
+("minor compute capability greater than or equal to the targeted version").
+
+>>> str(parse_compute_capability("sm_86"))
+'8.6'
+>>> str(parse_sm_arch("sm_100f")), parse_sm_arch("sm_100f").compute_capability
+('sm_100f', ComputeCapability(major=10, minor=0))
+>>> str(parse_ptx_target("compute_90a"))
+'compute_90a'
+>>> str(parse_driver_version("580.65.06")) , str(parse_cuda_version("12080"))
+('580.65.06', '12.8')
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+from cudafit.errors import ValueParseError
+
+__all__ = [
+    "ArchVariant",
+    "ComputeCapability",
+    "CudaVersion",
+    "DriverVersion",
+    "PtxIsaVersion",
+    "PtxTarget",
+    "SmArch",
+    "parse_compute_capability",
+    "parse_cuda_version",
+    "parse_driver_version",
+    "parse_ptx_isa_version",
+    "parse_ptx_target",
+    "parse_sm_arch",
+]
+
+
+class ArchVariant(str, enum.Enum):
+    """The suffix of a compilation target.
+
+    ``a`` (architecture-specific) code runs only on the exact compute capability and ``f``
+    (family-specific) code only on members of its family (CUDA Programming Guide 13,
+    §5.1.2.1–5.1.2.2).  In a fatbin they are flag bits 20 and 21 of the entry header.
+    """
+
+    NONE = ""
+    ARCH_SPECIFIC = "a"
+    FAMILY = "f"
+
+
+@dataclass(frozen=True, order=True)
+class ComputeCapability:
+    """A GPU's compute capability, e.g. 8.6 (GeForce RTX 3090)."""
+
+    major: int
+    minor: int
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+    @property
+    def arch_number(self) -> int:
+        """The number nvcc and fatbin headers use: ``major * 10 + minor`` (8.6 -> 86, 12.1 -> 121)."""
+        return self.major * 10 + self.minor
+
+    @classmethod
+    def from_arch_number(cls, number: int) -> ComputeCapability:
+        """Inverse of :attr:`arch_number` (``100`` -> 10.0, ``75`` -> 7.5)."""
+        if number < 10:
+            msg = f"arch number {number} is not a compute capability"
+            raise ValueParseError(msg)
+        return cls(number // 10, number % 10)
+
+
+_CC_DOTTED = re.compile(r"^(\d{1,2})\.(\d)$")
+_ARCH_RE = re.compile(r"^(?:(sm|compute|lto)_?)?(\d{2,3})([af]?)$")
+
+
+def parse_compute_capability(text: str | ComputeCapability) -> ComputeCapability:
+    """Parse ``8.6``, ``86``, ``sm_86``, ``sm86`` or ``compute_86`` (a suffix is ignored)."""
+    if isinstance(text, ComputeCapability):
+        return text
+    s = str(text).strip().lower()
+    m = _CC_DOTTED.match(s)
+    if m:
+        return ComputeCapability(int(m.group(1)), int(m.group(2)))
+    m = _ARCH_RE.match(s)
+    if m:
+        return ComputeCapability.from_arch_number(int(m.group(2)))
+    msg = f"not a compute capability: {text!r} (expected e.g. '8.6', '86' or 'sm_86')"
+    raise ValueParseError(msg)
+
+
+@dataclass(frozen=True, order=True)
+class SmArch:
+    """A real (SASS) target such as ``sm_90a``: the arch number plus its variant."""
+
+    number: int
+    variant: ArchVariant = ArchVariant.NONE
+
+    def __str__(self) -> str:
+        return f"sm_{self.number}{self.variant.value}"
+
+    @property
+    def compute_capability(self) -> ComputeCapability:
+        """The compute capability the target was compiled for."""
+        return ComputeCapability.from_arch_number(self.number)
+
+
+@dataclass(frozen=True, order=True)
+class PtxTarget:
+    """A virtual (PTX) target such as ``compute_100f``."""
+
+    number: int
+    variant: ArchVariant = ArchVariant.NONE
+
+    def __str__(self) -> str:
+        return f"compute_{self.number}{self.variant.value}"
+
+    @property
+    def compute_capability(self) -> ComputeCapability:
+        """The lowest compute capability the PTX may be JIT-compiled for."""
+        return ComputeCapability.from_arch_number(self.number)
+
+
+def _parse_arch(text: str, prefix: str) -> tuple[int, ArchVariant]:
+    s = text.strip().lower()
+    m = _ARCH_RE.match(s)
+    if not m or (m.group(1) not in (None, prefix)):
+        msg = f"not a {prefix}_XY target: {text!r} (expected e.g. '{prefix}_90a')"
+        raise ValueParseError(msg)
+    return int(m.group(2)), ArchVariant(m.group(3))
+
+
+def parse_sm_arch(text: str) -> SmArch:
+    """Parse ``sm_90a``, ``sm_100f``, ``sm86`` or ``86``."""
+    number, variant = _parse_arch(text, "sm")
+    return SmArch(number, variant)
+
+
+def parse_ptx_target(text: str) -> PtxTarget:
+    """Parse ``compute_90a``, ``compute_75`` or ``75``."""
+    number, variant = _parse_arch(text, "compute")
+    return PtxTarget(number, variant)
+
+
+_MAJOR_MINOR = re.compile(r"^(\d+)\.(\d+)$")
+
+
+@dataclass(frozen=True, order=True)
+class PtxIsaVersion:
+    """The PTX ISA version of a PTX text (its ``.version`` directive), e.g. 9.0."""
+
+    major: int
+    minor: int
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+
+def parse_ptx_isa_version(text: str) -> PtxIsaVersion:
+    """Parse ``8.8`` or ``.version 8.8``."""
+    s = text.strip().removeprefix(".version").strip()
+    m = _MAJOR_MINOR.match(s)
+    if not m:
+        msg = f"not a PTX ISA version: {text!r} (expected e.g. '8.8')"
+        raise ValueParseError(msg)
+    return PtxIsaVersion(int(m.group(1)), int(m.group(2)))
+
+
+@dataclass(frozen=True, order=True)
+class CudaVersion:
+    """A CUDA toolkit / runtime / driver-API version such as 12.8 (optionally 12.8.1)."""
+
+    major: int
+    minor: int
+    patch: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}" + (f".{self.patch}" if self.patch else "")
+
+    @property
+    def as_int(self) -> int:
+        """The ``cudaDriverGetVersion`` form: 1000*major + 10*minor (12.8 -> 12080)."""
+        return self.major * 1000 + self.minor * 10
+
+
+def parse_cuda_version(text: str | int) -> CudaVersion:
+    """Parse ``12.8``, ``12.8.1``, ``cu128``, ``13.0`` or the driver API's ``12080``."""
+    s = str(text).strip().lower().removeprefix("cuda").strip()
+    if s.isdigit() and len(s) >= 4:
+        value = int(s)
+        return CudaVersion(value // 1000, (value % 1000) // 10)
+    m = re.match(r"^cu(\d{2,3})$", s)
+    if m:
+        digits = m.group(1)
+        return CudaVersion(int(digits[:-1]), int(digits[-1]))
+    m = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?$", s)
+    if m:
+        return CudaVersion(int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
+    msg = f"not a CUDA version: {text!r} (expected e.g. '12.8', 'cu128' or '12080')"
+    raise ValueParseError(msg)
+
+
+@dataclass(frozen=True, order=True)
+class DriverVersion:
+    """An NVIDIA display driver version such as ``580.65.06`` (Linux) or ``527.41`` (Windows).
+
+    Parts are kept as integers for ordering; the canonical string keeps the zero padding
+    NVIDIA uses for the third part (``580.65.06``).
+    """
+
+    parts: tuple[int, ...]
+
+    def __str__(self) -> str:
+        head = ".".join(str(p) for p in self.parts[:2])
+        tail = "".join(f".{p:02d}" for p in self.parts[2:])
+        return head + tail
+
+    @property
+    def major(self) -> int:
+        """The driver branch, e.g. 580."""
+        return self.parts[0]
+
+
+def parse_driver_version(text: str) -> DriverVersion:
+    """Parse ``580.65.06``, ``570.26`` or ``535``."""
+    s = str(text).strip()
+    if not re.match(r"^\d{3,4}(\.\d{1,3}){0,3}$", s):
+        msg = f"not a driver version: {text!r} (expected e.g. '580.65.06')"
+        raise ValueParseError(msg)
+    return DriverVersion(tuple(int(p) for p in s.split(".")))

@@ -1,0 +1,1 @@
+"""Rendering only: text tables, JSON, Markdown and HTML. Never parses bytes or decides verdicts."""

@@ -1,0 +1,48 @@
+"""Terminal helpers shared by every renderer.
+
+Colour only on a TTY, and never when ``NO_COLOR`` is set (https://no-color.org/).
+JSON goes to stdout as one object; summaries and progress go to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import IO, Any
+
+__all__ = ["dump_json", "make_console", "use_color"]
+
+
+def use_color(stream: IO[str] | None = None) -> bool:
+    """Whether to colour output written to ``stream``."""
+    stream = stream or sys.stdout
+    if os.environ.get("NO_COLOR"):
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def make_console(stream: IO[str] | None = None, *, stderr: bool = False) -> Any:
+    """A ``rich`` console that honours TTY detection and ``NO_COLOR``."""
+    from rich.console import Console
+
+    target = stream or (sys.stderr if stderr else sys.stdout)
+    color = use_color(target)
+    return Console(
+        file=target,
+        no_color=not color,
+        color_system="auto" if color else None,
+        highlight=False,
+        soft_wrap=False,
+        width=None if color else 200,
+    )
+
+
+def dump_json(obj: Any, stream: IO[str] | None = None) -> None:
+    """Write ``obj`` as indented JSON with a trailing newline."""
+    out = stream or sys.stdout
+    json.dump(obj, out, indent=2, sort_keys=False)
+    out.write("\n")

@@ -1,0 +1,230 @@
+"""Rendering of ``cudafit scan``: binary facts as JSON (``cudafit.scan/1``) or a text table.
+
+Archs are named as cuobjdump's default dump names them (``sm_90a``, ``sm_100f``,
+``compute_120``), keeping the ``f`` suffix that ``cuobjdump --list-elf`` drops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from cudafit import __version__
+from cudafit.binary.facts import BinaryFacts, EntryKind, FatbinEntry, KernelInfo
+
+__all__ = [
+    "SCAN_SCHEMA",
+    "FileReport",
+    "arch_sort_key",
+    "entry_to_dict",
+    "render_scan_json",
+    "render_scan_text",
+]
+
+SCAN_SCHEMA = "cudafit.scan/1"
+
+
+@dataclass(frozen=True)
+class KernelRow:
+    """One kernel of one cubin, for ``--kernels``."""
+
+    module: int
+    arch: str
+    kernel: KernelInfo
+
+
+@dataclass(frozen=True)
+class FileReport:
+    """What the scan command knows about one file: its facts, its package, optional kernels."""
+
+    facts: BinaryFacts
+    package: str | None = None
+    version: str | None = None
+    runtime_compiled: str | None = None
+    kernels: tuple[KernelRow, ...] | None = None
+    stub_modules: tuple[int, ...] = ()
+    kernel_error: str | None = None
+
+
+def arch_sort_key(name: str) -> tuple[int, int, str]:
+    """Order ``sm_80 < sm_90 < sm_90a < sm_100f < compute_75``: SASS first, by number then suffix."""
+    kind, _, rest = name.partition("_")
+    digits = "".join(ch for ch in rest if ch.isdigit())
+    return ({"sm": 0, "compute": 1, "lto": 2}.get(kind, 3), int(digits or 0), rest)
+
+
+def entry_to_dict(entry: FatbinEntry, module_index: int, relocatable: bool) -> dict[str, Any]:
+    """One entry in the ``cudafit.scan/1`` shape."""
+    ptx_isa = entry.ptx_isa
+    return {
+        "module": module_index,
+        "kind": entry.kind.value,
+        "arch": entry.arch_name,
+        "relocatable": relocatable,
+        "compression": entry.compression.value,
+        "code_version": list(entry.code_version),
+        "ptx_isa": str(ptx_isa) if ptx_isa else None,
+        "debug": entry.debug,
+        "bits": 64 if entry.is_64bit else 32,
+        "identifier": entry.identifier,
+        "options": entry.options,
+        "payload_size": entry.payload_size,
+        "compressed_size": entry.compressed_size,
+        "uncompressed_size": entry.uncompressed_size,
+        "concatenated": entry.concat_offset is not None,
+        "flags": entry.flags,
+    }
+
+
+def _iter_flat(report: FileReport) -> Iterable[tuple[BinaryFacts, FileReport]]:
+    yield report.facts, report
+    for member in report.facts.members:
+        yield from _iter_flat(FileReport(member, report.package, report.version, report.runtime_compiled))
+
+
+def _file_to_dict(facts: BinaryFacts, report: FileReport, with_kernels: bool) -> dict[str, Any]:
+    entries = [entry_to_dict(e, i, m.relocatable) for i, m in enumerate(facts.modules) for e in m.entries]
+    out: dict[str, Any] = {
+        "path": facts.path,
+        "format": facts.format.value,
+        "size": facts.size,
+        "package": report.package,
+        "version": report.version,
+        "runtime_compiled": report.runtime_compiled,
+        "error": facts.error,
+        "error_code": facts.error_code,
+        "notes": list(facts.notes),
+        "modules": [
+            {"index": i, "section": m.section, "offset": m.offset, "size": m.size, "entries": len(m.entries)}
+            for i, m in enumerate(facts.modules)
+        ],
+        "entries": entries,
+    }
+    if facts.ptx_isa is not None:
+        out["ptx_isa"] = str(facts.ptx_isa)
+    if with_kernels and report.facts is facts:
+        out["kernel_error"] = report.kernel_error
+        out["dlink_stub_modules"] = list(report.stub_modules)
+        out["kernels"] = [
+            {
+                "module": row.module,
+                "arch": row.arch,
+                "name": row.kernel.name,
+                "static_shared_bytes": row.kernel.static_shared_bytes,
+                "registers": row.kernel.registers,
+                "max_threads": list(row.kernel.max_threads) if row.kernel.max_threads else None,
+            }
+            for row in (report.kernels or ())
+        ]
+    return out
+
+
+def render_scan_json(reports: Sequence[FileReport], *, with_kernels: bool = False) -> dict[str, Any]:
+    """The ``cudafit.scan/1`` document; archive members are listed as their own files."""
+    files = [_file_to_dict(f, r, with_kernels) for rep in reports for f, r in _iter_flat(rep)]
+    with_code = sum(1 for f in files if f["entries"])
+    errors = sum(1 for f in files if f["error"])
+    return {
+        "schema": SCAN_SCHEMA,
+        "cudafit_version": __version__,
+        "files": files,
+        "summary": {
+            "files": len(files),
+            "with_device_code": with_code,
+            "errors": errors,
+            "entries": sum(len(f["entries"]) for f in files),
+        },
+    }
+
+
+def summarize_archs(facts: BinaryFacts) -> tuple[list[str], list[str], list[str], bool]:
+    """(SASS archs, PTX targets with ISA, LTO targets, only-relocatable) for the text view."""
+    runtime = facts.runtime_modules
+    mods = runtime or facts.modules
+    sass = sorted({e.arch_name for m in mods for e in m.entries if e.kind is EntryKind.SASS}, key=arch_sort_key)
+    ptx = sorted(
+        {f"{e.arch_name} (PTX {e.ptx_isa})" for m in mods for e in m.entries if e.kind is EntryKind.PTX},
+        key=arch_sort_key,
+    )
+    lto = sorted({e.arch_name for m in mods for e in m.entries if e.kind is EntryKind.LTO}, key=arch_sort_key)
+    return sass, ptx, lto, bool(facts.modules) and not runtime
+
+
+def render_scan_text(
+    reports: Sequence[FileReport], console: Any, *, with_kernels: bool = False, all_files: bool = False
+) -> None:
+    """A readable table per file (only files with device code or errors unless ``all_files``)."""
+    from rich.table import Table
+
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    table.add_column("file", overflow="fold")
+    table.add_column("package")
+    table.add_column("modules", justify="right")
+    table.add_column("SASS")
+    table.add_column("PTX")
+    shown = 0
+    hidden = 0
+    for rep in reports:
+        for facts, r in _iter_flat(rep):
+            if facts.error:
+                table.add_row(facts.path, _pkg(r), "-", f"[red]unreadable: {facts.error}[/red]", "")
+                shown += 1
+                continue
+            if not facts.modules and not all_files:
+                hidden += 1
+                continue
+            sass, ptx, lto, reloc_only = summarize_archs(facts)
+            extra = []
+            if lto:
+                extra.append("LTO-IR: " + " ".join(lto))
+            if reloc_only:
+                extra.append("[yellow]relocatable only (__nv_relfatbin): never loaded at run time[/yellow]")
+            if r.runtime_compiled:
+                extra.append(f"compiles at run time: {r.runtime_compiled}")
+            n_mod = len(facts.runtime_modules) or len(facts.modules)
+            table.add_row(
+                facts.path,
+                _pkg(r),
+                str(n_mod) if facts.modules else "-",
+                " ".join(sass) or ("-" if facts.modules else "no device code"),
+                " ".join(ptx + extra) or "-",
+            )
+            shown += 1
+    console.print(table)
+    if with_kernels:
+        for rep in reports:
+            _render_kernels(rep, console)
+    if hidden:
+        console.print(f"({hidden} file(s) without device code not shown; --all lists them)")
+
+
+def _pkg(r: FileReport) -> str:
+    if not r.package:
+        return ""
+    return f"{r.package} {r.version}" if r.version else r.package
+
+
+def _render_kernels(rep: FileReport, console: Any) -> None:
+    from rich.table import Table
+
+    if rep.kernel_error:
+        console.print(f"{rep.facts.path}: kernels unreadable: {rep.kernel_error}")
+    if not rep.kernels and not rep.stub_modules:
+        return
+    table = Table(title=rep.facts.path, box=None, header_style="bold", title_justify="left")
+    for col in ("module", "arch", "kernel", "regs", "static smem", "max threads"):
+        table.add_column(col, justify="right" if col in ("module", "regs", "static smem") else "left")
+    for row in rep.kernels or ():
+        k = row.kernel
+        table.add_row(
+            str(row.module),
+            row.arch,
+            k.name,
+            "?" if k.registers is None else str(k.registers),
+            "?" if k.static_shared_bytes is None else str(k.static_shared_bytes),
+            "x".join(map(str, k.max_threads)) if k.max_threads else "-",
+        )
+    console.print(table)
+    if rep.stub_modules:
+        console.print(f"  kernel-less device-link stub modules: {', '.join(map(str, rep.stub_modules))}")

@@ -1,0 +1,133 @@
+"""A small byte-level builder for fatbins, host ELF files and ar archives.
+
+Used to build well-formed inputs and then corrupt them precisely (truncations, lying sizes,
+flipped bytes, overlapping offsets, decompression bombs), following fatbin_spec.md §B.
+"""
+
+from __future__ import annotations
+
+import struct
+
+FLAG_64 = 0x1
+FLAG_LINUX = 0x10
+BASE_FLAGS = FLAG_64 | FLAG_LINUX
+FLAG_LZ4 = 0x2000
+FLAG_ZSTD = 0x8000
+FLAG_A = 0x100000
+FLAG_F = 0x200000
+
+
+def pad8(data: bytes) -> bytes:
+    return data + b"\0" * (-len(data) % 8)
+
+
+def entry(
+    kind: int = 2,
+    arch: int = 80,
+    *,
+    flags: int = BASE_FLAGS,
+    payload: bytes = b"\0" * 16,
+    code_version: tuple[int, int] = (1, 8),
+    compressed_size: int = 0,
+    uncompressed_size: int = 0,
+    identifier: bytes = b"",
+    unknown: int = 0x0101,
+    payload_size: int | None = None,
+    header_size: int | None = None,
+) -> bytes:
+    """One entry header + payload (payload padded to 8)."""
+    extra = b""
+    idoff = idlen = 0
+    if identifier:
+        idoff, idlen = 64, len(identifier)
+        extra = pad8(identifier + b"\0")
+    hsize = header_size if header_size is not None else 64 + len(extra)
+    body = pad8(payload)
+    psize = len(body) if payload_size is None else payload_size
+    major, minor = code_version
+    head = struct.pack(
+        "<HHIQIIHHIIIQQQ",
+        kind,
+        unknown,
+        hsize,
+        psize,
+        compressed_size,
+        0,
+        minor,
+        major,
+        arch,
+        idoff,
+        idlen,
+        flags,
+        0,
+        uncompressed_size,
+    )
+    head += extra
+    head += b"\0" * max(0, hsize - len(head))
+    return head + body
+
+
+def fatbin(*entries: bytes, fat_size: int | None = None, version: int = 1) -> bytes:
+    body = b"".join(entries)
+    size = len(body) if fat_size is None else fat_size
+    return struct.pack("<IHHQ", 0xBA55ED50, version, 16, size) + body
+
+
+def elf(
+    sections: list[tuple[str, bytes]],
+    *,
+    e_type: int = 3,
+    machine: int = 62,
+    bits: int = 64,
+    flags: int = 0,
+    osabi: int = 0,
+    abi_version: int = 0,
+) -> bytes:
+    """A minimal little-endian ELF: header, section data, .shstrtab, section header table."""
+    names = b"\0"
+    name_offs = []
+    for name, _ in sections:
+        name_offs.append(len(names))
+        names += name.encode() + b"\0"
+    shstr_name = len(names)
+    names += b".shstrtab\0"
+    ehsize = 64 if bits == 64 else 52
+    data = bytearray(b"\0" * ehsize)
+    offsets = []
+    for _, blob in sections:
+        data += b"\0" * (-len(data) % 8)
+        offsets.append(len(data))
+        data += blob
+    data += b"\0" * (-len(data) % 8)
+    shstr_off = len(data)
+    data += names
+    data += b"\0" * (-len(data) % 8)
+    shoff = len(data)
+    shent = 64 if bits == 64 else 40
+    fmt = "<IIQQQQIIQQ" if bits == 64 else "<IIIIIIIIII"
+    shdrs = [struct.pack(fmt, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)]
+    for (_name, blob), noff, off in zip(sections, name_offs, offsets, strict=True):
+        shdrs.append(struct.pack(fmt, noff, 1, 2, 0, off, len(blob), 0, 0, 8, 0))
+    shdrs.append(struct.pack(fmt, shstr_name, 3, 0, 0, shstr_off, len(names), 0, 0, 1, 0))
+    data += b"".join(shdrs)
+    ident = b"\x7fELF" + bytes([2 if bits == 64 else 1, 1, 1, osabi, abi_version]) + b"\0" * 7
+    shnum = len(shdrs)
+    if bits == 64:
+        hdr = ident + struct.pack(
+            "<HHIQQQIHHHHHH", e_type, machine, 1, 0, 0, shoff, flags, 64, 0, 0, shent, shnum, shnum - 1
+        )
+    else:
+        hdr = ident + struct.pack(
+            "<HHIIIIIHHHHHH", e_type, machine, 1, 0, 0, shoff, flags, 52, 0, 0, shent, shnum, shnum - 1
+        )
+    data[: len(hdr)] = hdr
+    return bytes(data)
+
+
+def ar(members: list[tuple[str, bytes]]) -> bytes:
+    out = b"!<arch>\n"
+    for name, blob in members:
+        header = f"{name + '/':<16}{0:<12}{0:<6}{0:<6}{644:<8}{len(blob):<10}`\n".encode()
+        assert len(header) == 60
+        out += header + blob + (b"\n" if len(blob) % 2 else b"")
+    return out

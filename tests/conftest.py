@@ -1,0 +1,10 @@
+"""Shared test setup: tests import the package from src/ and helpers from tests/."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "src"))
