@@ -7,4 +7,5 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE / "fixtures"))
 sys.path.insert(0, str(HERE.parent / "src"))
