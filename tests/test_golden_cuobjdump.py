@@ -35,8 +35,15 @@ def _rows(facts: BinaryFacts, *, every: bool) -> list[tuple[Any, ...]]:
         for m in mods:
             for e in m.entries:
                 rows.append(
-                    (member, e.kind.value, e.arch_name, list(e.code_version), e.compression.value != "none", e.debug,
-                     e.identifier)
+                    (
+                        member,
+                        e.kind.value,
+                        e.arch_name,
+                        list(e.code_version),
+                        e.compression.value != "none",
+                        e.debug,
+                        e.identifier,
+                    )
                 )
     return rows
 

@@ -11,6 +11,7 @@ and https://refspecs.linuxfoundation.org/elf/gabi4+/ch4.sheader.html
 from __future__ import annotations
 
 import struct
+import sys
 from dataclasses import dataclass
 
 from cudafit.binary.fatbin import Buffer
@@ -144,8 +145,18 @@ def read_elf_header(buf: Buffer, origin: int = 0, size: int | None = None) -> El
     )
 
 
-def read_sections(buf: Buffer, hdr: ElfHeader, origin: int = 0, size: int | None = None) -> list[Section]:
+def read_sections(
+    buf: Buffer,
+    hdr: ElfHeader,
+    origin: int = 0,
+    size: int | None = None,
+    *,
+    only: tuple[str, ...] | None = None,
+) -> list[Section]:
     """Read the section header table and resolve names through ``.shstrtab``.
+
+    With ``only``, just the sections of those names are returned (and no other name is decoded:
+    static libraries hold thousands of members with dozens of sections each).
 
     Every offset is bounds-checked against the file (or archive member) size, so a
     truncated or lying header raises :class:`BinaryFormatError` instead of reading garbage.
@@ -166,21 +177,54 @@ def read_sections(buf: Buffer, hdr: ElfHeader, origin: int = 0, size: int | None
     if hdr.shoff + shnum * hdr.shentsize > size:
         msg = f"ELF section header table ({shnum} entries) runs past the end of the file"
         raise BinaryFormatError(msg, offset=origin + hdr.shoff)
-    raw = [fmt.unpack_from(buf, origin + hdr.shoff + i * hdr.shentsize) for i in range(shnum)]
+    table_start = origin + hdr.shoff
     strtab: bytes = b""
     if 0 < shstrndx < shnum:
-        s = raw[shstrndx]
+        s = fmt.unpack_from(buf, table_start + shstrndx * hdr.shentsize)
         s_off, s_size = s[4], s[5]
         if s_off + s_size > size:
             msg = ".shstrtab lies past the end of the file"
             raise BinaryFormatError(msg, offset=origin + hdr.shoff)
         strtab = bytes(buf[origin + s_off : origin + s_off + s_size])
+    if only is not None:
+        indices = _indices_named(buf, table_start, shnum, hdr.shentsize, strtab, only)
+    else:
+        indices = range(shnum)
     sections = []
-    for name_off, stype, flags, _addr, off, ssize, link, info, _align, entsize in raw:
+    for i in indices:
+        name_off, stype, flags, _addr, off, ssize, link, info, _align, entsize = fmt.unpack_from(
+            buf, table_start + i * hdr.shentsize
+        )
         end = strtab.find(b"\0", name_off)
         name = strtab[name_off : end if end >= 0 else len(strtab)].decode("utf-8", "replace") if strtab else ""
         sections.append(Section(name, stype, flags, origin + off, ssize, link, info, entsize))
     return sections
+
+
+def _indices_named(
+    buf: Buffer, table_start: int, shnum: int, shentsize: int, strtab: bytes, names: tuple[str, ...]
+) -> list[int]:
+    """Indices of the sections called one of ``names``, without unpacking every header.
+
+    Every offset in ``.shstrtab`` where a wanted name starts is collected first (linkers may
+    share string tails, so all occurrences count); then only the ``sh_name`` words of the table
+    are compared, read in one strided pass.
+    """
+    offsets: set[int] = set()
+    for name in names:
+        needle = name.encode() + b"\0"
+        pos = strtab.find(needle)
+        while pos >= 0:
+            offsets.add(pos)
+            pos = strtab.find(needle, pos + 1)
+    if not offsets:
+        return []
+    table = bytes(buf[table_start : table_start + shnum * shentsize])
+    if shentsize % 4 == 0 and sys.byteorder == "little":
+        sh_names = memoryview(table).cast("I")[:: shentsize // 4].tolist()
+    else:
+        sh_names = [struct.unpack_from("<I", table, i * shentsize)[0] for i in range(shnum)]
+    return [i for i, n in enumerate(sh_names) if n in offsets]
 
 
 def section_bounds_ok(section: Section, origin: int, size: int) -> bool:

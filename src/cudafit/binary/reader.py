@@ -125,7 +125,7 @@ def _elf_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
     fmt = {ET_REL: FileFormat.ELF_OBJECT, ET_EXEC: FileFormat.ELF_EXEC, ET_DYN: FileFormat.ELF_SHARED}.get(
         hdr.e_type, FileFormat.ELF_SHARED
     )
-    sections = read_sections(buf, hdr, origin, size)
+    sections = read_sections(buf, hdr, origin, size, only=FATBIN_SECTIONS)
     modules: list[Module] = []
     for wanted in FATBIN_SECTIONS:
         for sec in sections:

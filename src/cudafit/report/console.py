@@ -44,5 +44,16 @@ def make_console(stream: IO[str] | None = None, *, stderr: bool = False) -> Any:
 def dump_json(obj: Any, stream: IO[str] | None = None) -> None:
     """Write ``obj`` as indented JSON with a trailing newline."""
     out = stream or sys.stdout
-    json.dump(obj, out, indent=2, sort_keys=False)
+    # Indented for people, compact (C encoder, ~10x faster on large scans) for pipes and files.
+    if _isatty(out):
+        out.write(json.dumps(obj, indent=2))
+    else:
+        out.write(json.dumps(obj, separators=(",", ":")))
     out.write("\n")
+
+
+def _isatty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -6,6 +6,7 @@ Archs are named as cuobjdump's default dump names them (``sm_90a``, ``sm_100f``,
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,17 +55,25 @@ def arch_sort_key(name: str) -> tuple[int, int, str]:
     return ({"sm": 0, "compute": 1, "lto": 2}.get(kind, 3), int(digits or 0), rest)
 
 
+@functools.lru_cache(maxsize=4096)
+def _names(kind: EntryKind, arch: int, variant: Any, code_version: tuple[int, int]) -> tuple[str, str | None]:
+    """(arch name, PTX ISA) of an entry; cached: a large environment repeats a few dozen of them."""
+    probe = FatbinEntry(kind, arch, variant, code_version, 0, None, 0, 0, 0, 0, 0, 0)  # type: ignore[arg-type]
+    isa = probe.ptx_isa
+    return probe.arch_name, str(isa) if isa else None
+
+
 def entry_to_dict(entry: FatbinEntry, module_index: int, relocatable: bool) -> dict[str, Any]:
     """One entry in the ``cudafit.scan/1`` shape."""
-    ptx_isa = entry.ptx_isa
+    arch, ptx_isa = _names(entry.kind, entry.arch_number, entry.variant, entry.code_version)
     return {
         "module": module_index,
         "kind": entry.kind.value,
-        "arch": entry.arch_name,
+        "arch": arch,
         "relocatable": relocatable,
         "compression": entry.compression.value,
         "code_version": list(entry.code_version),
-        "ptx_isa": str(ptx_isa) if ptx_isa else None,
+        "ptx_isa": ptx_isa,
         "debug": entry.debug,
         "bits": 64 if entry.is_64bit else 32,
         "identifier": entry.identifier,

@@ -1,1 +1,58 @@
-"""targets layer."""
+"""Where binaries come from: files, directories, environments, wheels, pip requirements.
+
+Every source implements :class:`~cudafit.targets.interface.Target` and yields
+:class:`~cudafit.targets.interface.ScanItem` objects (package, version, display path, binary
+facts).  Nothing here imports or runs code from what it scans: distributions are identified
+from ``*.dist-info`` metadata and ``RECORD`` files, wheels are read member by member as
+streams, and only files whose name or first bytes say they may hold device code are opened.
+Errors are per item: an unreadable file, member or download becomes an item whose facts carry
+``error``; the rest of the target is still scanned.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from cudafit.targets.interface import ScanItem, Target
+
+__all__ = ["ScanItem", "Target", "open_target"]
+
+
+def open_target(
+    spec: str,
+    *,
+    use_cache: bool = True,
+    pip_args: Sequence[str] = (),
+) -> Target:
+    """Choose the target type for ``spec``.
+
+    * an existing directory with ``*.dist-info`` entries: an installed environment;
+    * any other directory: a recursive walk;
+    * ``*.whl``: a wheel read from the zip;
+    * ``*.pt2``: an AOTInductor package;
+    * any other existing file: that file (ELF, archive, cubin, fatbin, PTX);
+    * otherwise a pip requirement (``fbgemm-gpu==1.9.0``), downloaded without dependencies.
+    """
+    del use_cache  # reserved: the scan is header-only and fast enough to need no cache yet
+    from cudafit.targets.env import EnvironmentTarget, looks_like_site_packages
+    from cudafit.targets.files import DirectoryTarget, FileTarget
+    from cudafit.targets.wheel import WheelTarget
+
+    if os.path.isdir(spec):
+        if looks_like_site_packages(spec):
+            return EnvironmentTarget([spec])
+        return DirectoryTarget(spec)
+    if os.path.exists(spec) or os.path.islink(spec):
+        lower = spec.lower()
+        if lower.endswith(".whl"):
+            return WheelTarget(spec)
+        if lower.endswith(".pt2"):
+            from cudafit.targets.pt2 import Pt2Target
+
+            return Pt2Target(spec)
+        return FileTarget(spec)
+    from cudafit.targets.pip import PipRequirementTarget
+
+    target: Target = PipRequirementTarget(spec, pip_args=pip_args)
+    return target

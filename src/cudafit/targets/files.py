@@ -1,0 +1,137 @@
+"""Single files and directory trees (e.g. a flashinfer-cubin directory of bare cubins)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+
+from cudafit.binary import inspect_path, sniff
+from cudafit.targets.interface import ScanItem, Target, error_item
+
+__all__ = ["DirectoryTarget", "FileTarget", "is_candidate_name", "iter_candidate_files"]
+
+_SUFFIXES = (".so", ".a", ".o", ".cubin", ".fatbin", ".ptx", ".dll", ".pyd", ".node")
+_SKIP_SUFFIXES = (
+    ".py",
+    ".pyc",
+    ".pyi",
+    ".txt",
+    ".md",
+    ".json",
+    ".h",
+    ".hpp",
+    ".cuh",
+    ".cu",
+    ".c",
+    ".cc",
+    ".cpp",
+    ".typed",
+    ".html",
+    ".css",
+    ".js",
+    ".png",
+    ".jpg",
+    ".svg",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".cfg",
+    ".ini",
+    ".rst",
+)
+
+
+def is_candidate_name(name: str) -> bool | None:
+    """True: may hold device code by its name; False: certainly not; None: look at its first bytes."""
+    lower = name.lower()
+    if lower.endswith(_SUFFIXES) or ".so." in lower:
+        return True
+    if lower.endswith(_SKIP_SUFFIXES) or "." in os.path.basename(lower):
+        return False
+    return None  # extension-less: an executable may be a CUDA program
+
+
+def iter_candidate_files(root: str) -> Iterator[str]:
+    """Regular files under ``root`` that may hold device code; symlinks are not followed and
+    hard links / duplicate inodes are reported once."""
+    seen: set[tuple[int, int]] = set()
+    stack = [root]
+    while stack:
+        d = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                if e.is_symlink():
+                    continue
+                if e.is_dir():
+                    stack.append(e.path)
+                    continue
+                if not e.is_file():
+                    continue
+            except OSError:
+                continue
+            verdict = is_candidate_name(e.name)
+            if verdict is False:
+                continue
+            try:
+                st = e.stat()
+            except OSError:
+                yield e.path
+                continue
+            if verdict is None and not (st.st_mode & stat.S_IXUSR):
+                continue
+            key = (st.st_dev, st.st_ino)
+            if key in seen:
+                continue
+            seen.add(key)
+            yield e.path
+        stack.sort(reverse=True)
+
+
+def inspect_candidate(path: str, name: str | None = None) -> ScanItem | None:
+    """Inspect one file; ``None`` when its first bytes show it cannot hold device code."""
+    if is_candidate_name(path) is None:
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(64)
+        except OSError as err:
+            return error_item(name or path, err.strerror or str(err), "io-error")
+        if sniff(head, path) is None:
+            return None
+    facts = inspect_path(path, name=name)
+    return ScanItem(package=None, version=None, path=facts.path, facts=facts)
+
+
+class FileTarget(Target):
+    """One file on disk."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def describe(self) -> str:
+        return f"file {self.path}"
+
+    def iter_items(self) -> Iterator[ScanItem]:
+        facts = inspect_path(self.path)
+        yield ScanItem(package=None, version=None, path=facts.path, facts=facts)
+
+
+class DirectoryTarget(Target):
+    """Every candidate file below a directory."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def describe(self) -> str:
+        return f"directory {self.path}"
+
+    def iter_items(self) -> Iterator[ScanItem]:
+        for path in iter_candidate_files(self.path):
+            item = inspect_candidate(path)
+            if item is not None:
+                yield item

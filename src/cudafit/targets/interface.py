@@ -1,0 +1,45 @@
+"""The one interface every scan source implements (the pip-audit "dependency source" shape)."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from cudafit.binary.facts import BinaryFacts, FileFormat
+
+__all__ = ["ScanItem", "Target", "error_item"]
+
+
+@dataclass(frozen=True)
+class ScanItem:
+    """One scanned file: where it is, which distribution owns it, and its binary facts.
+
+    ``runtime_compiled`` says how the owning package produces device code at run time when it
+    does (``nvcc-jit``, ``triton``, ``per-cuda-version``): those packages are not fully described
+    by their shipped binaries.
+    """
+
+    package: str | None
+    version: str | None
+    path: str
+    facts: BinaryFacts
+    runtime_compiled: str | None = None
+
+
+class Target(abc.ABC):
+    """A place binaries come from."""
+
+    @abc.abstractmethod
+    def describe(self) -> str:
+        """A short human description ("wheel fbgemm_gpu-1.9.0-...whl")."""
+
+    @abc.abstractmethod
+    def iter_items(self) -> Iterator[ScanItem]:
+        """Yield one item per file that may hold device code (and one per problem)."""
+
+
+def error_item(path: str, message: str, code: str = "target-failed", package: str | None = None) -> ScanItem:
+    """An item standing for something that could not be read at all."""
+    facts = BinaryFacts(path=path, format=FileFormat.UNREADABLE, size=0, error=message, error_code=code)
+    return ScanItem(package=package, version=None, path=path, facts=facts)

@@ -1,0 +1,75 @@
+"""Pip requirements: download the wheel (no dependencies, binary only) and scan it.
+
+``cudafit check "fbgemm-gpu==1.9.0" --index-url https://download.pytorch.org/whl/cu128``
+answers "which GPUs does this wheel support" before anyone installs it.  pip runs as a
+subprocess with ``--no-deps --only-binary=:all:``, so no sdist (and no build backend code) is
+ever executed.  Wheels are cached in ``$CUDAFIT_CACHE_DIR`` (default ``~/.cache/cudafit/wheels``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+
+from cudafit.targets.interface import ScanItem, Target, error_item
+from cudafit.targets.wheel import WheelTarget
+
+__all__ = ["PipRequirementTarget", "cache_dir"]
+
+
+def cache_dir() -> str:
+    """Where downloaded wheels are kept."""
+    base = os.environ.get("CUDAFIT_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "cudafit"
+    )
+    return os.path.join(base, "wheels")
+
+
+class PipRequirementTarget(Target):
+    """A requirement string such as ``fbgemm-gpu==1.9.0``."""
+
+    def __init__(self, requirement: str, *, pip_args: Sequence[str] = ()) -> None:
+        self.requirement = requirement
+        self.pip_args = list(pip_args)
+
+    def describe(self) -> str:
+        return f"pip requirement {self.requirement}"
+
+    def iter_items(self) -> Iterator[ScanItem]:
+        dest = os.path.join(cache_dir(), _slug(self.requirement + " ".join(self.pip_args)))
+        os.makedirs(dest, exist_ok=True)
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+            dest,
+            *self.pip_args,
+            self.requirement,
+        ]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False)
+        except (OSError, subprocess.SubprocessError) as err:
+            yield error_item(self.requirement, f"pip download failed: {err}", "download-failed")
+            return
+        wheels = sorted(f for f in os.listdir(dest) if f.endswith(".whl"))
+        if proc.returncode != 0 or not wheels:
+            detail = (proc.stderr or proc.stdout).strip().splitlines()
+            reason = detail[-1] if detail else f"pip exited with {proc.returncode}"
+            yield error_item(self.requirement, f"pip download failed: {reason}", "download-failed")
+            return
+        for wheel in wheels:
+            yield from WheelTarget(os.path.join(dest, wheel), display=wheel).iter_items()
+
+
+def _slug(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

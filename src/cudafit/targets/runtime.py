@@ -1,0 +1,37 @@
+"""Recognise packages whose device code is produced at run time, not only shipped.
+
+* nvcc JIT libraries (flashinfer-python compiles kernels with nvcc on first use: the GPU's arch
+  must be known to the *installed* nvcc);
+* Triton (kernels are compiled by Triton's bundled ptxas, which must know the GPU's arch);
+* per-CUDA-version copies (bitsandbytes ships ``libbitsandbytes_cuda121.so`` ...
+  ``_cuda132.so``; the one matching the installed torch's CUDA version is loaded).
+
+Recognition uses distribution names and file names only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+__all__ = ["PER_CUDA_VERSION", "runtime_compiled_kind"]
+
+_NVCC_JIT = {"flashinfer-python", "flashinfer", "flashinfer-jit-cache"}
+_TRITON = {"triton", "pytorch-triton", "triton-nightly"}
+PER_CUDA_VERSION = re.compile(r"_cuda(\d{3})(?:_nocublaslt)?\.(so|dll)$")
+
+
+def _norm(name: str | None) -> str:
+    return re.sub(r"[-_.]+", "-", (name or "").lower())
+
+
+def runtime_compiled_kind(distribution: str | None, filenames: Iterable[str]) -> str | None:
+    """``nvcc-jit``, ``triton``, ``per-cuda-version`` or ``None``."""
+    dist = _norm(distribution)
+    if dist in _NVCC_JIT:
+        return "nvcc-jit"
+    if dist in _TRITON:
+        return "triton"
+    if any(PER_CUDA_VERSION.search(f) for f in filenames):
+        return "per-cuda-version"
+    return None
