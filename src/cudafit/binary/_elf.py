@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import struct
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cudafit.binary.fatbin import Buffer
@@ -186,6 +187,7 @@ def read_sections(
             msg = ".shstrtab lies past the end of the file"
             raise BinaryFormatError(msg, offset=origin + hdr.shoff)
         strtab = bytes(buf[origin + s_off : origin + s_off + s_size])
+    indices: Sequence[int]
     if only is not None:
         indices = _indices_named(buf, table_start, shnum, hdr.shentsize, strtab, only)
     else:

@@ -1,0 +1,417 @@
+"""The verdict engine: binary facts x GPU x driver -> native / jit / partial / fails / none.
+
+NVIDIA's rules, applied per module (one fatbin = one registered CUDA module, so a library whose
+second fatbin lacks the arch fails for that fatbin's kernels only):
+
+1. SASS (CUDA Programming Guide 13 §1.3.4.1): a cubin for ``sm_XY`` runs on compute capability
+   X.Z iff Z >= Y; never across majors.  ``a`` cubins run only on exactly X.Y (§5.1.2.1), ``f``
+   cubins only on their family (§5.1.2.2, Table 28).  Tegra GPUs have no minor-version binary
+   compatibility (legacy guide §6.1.2): there a cubin must match exactly.
+2. PTX (§1.3.4.2): JIT-compiled for any compute capability >= its target (same ``a``/``f``
+   restrictions), if JIT is allowed and the PTX ISA is not newer than the driver's JIT
+   (error 222 otherwise; fatbin_spec.md §E.4).
+3. Otherwise no kernel image (error 209), raised when a kernel of that module is first used.
+
+Modules whose every entry targets an ``a``/``f`` variant of *other* GPUs are "gated": libraries
+dispatch those kernels only on the GPU they were built for, so they are reported, not failed
+(docs/verdicts.md).  ``__nv_relfatbin`` modules are never loaded and never count as code.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cudafit.binary.facts import BinaryFacts, EntryKind, FatbinEntry, Module
+from cudafit.model import ArchVariant, ComputeCapability, DriverVersion, PtxIsaVersion
+from cudafit.rules import tables
+from cudafit.rules.reasons import Reason, reason
+
+__all__ = [
+    "CodeChoice",
+    "FileVerdict",
+    "ModuleVerdict",
+    "PackageVerdict",
+    "Status",
+    "TargetGpu",
+    "evaluate_file",
+    "evaluate_module",
+    "evaluate_package",
+    "iter_compatible_code",
+]
+
+
+class Status(str, enum.Enum):
+    """Verdict statuses (docs/verdicts.md)."""
+
+    NATIVE = "native"  # usable SASS
+    JIT = "jit"  # only via PTX JIT
+    PARTIAL = "partial"  # some modules have no usable code, others run
+    FAILS = "fails"  # nothing usable
+    NONE = "none"  # no (loadable) device code
+    GATED = "gated"  # module level: built only for a/f targets of other GPUs
+
+
+@dataclass(frozen=True)
+class TargetGpu:
+    """The GPU a verdict is for: a name and its compute capability (and its index, when probed)."""
+
+    name: str
+    compute_capability: ComputeCapability
+    index: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"name": self.name, "compute_capability": str(self.compute_capability), "index": self.index}
+
+
+@dataclass(frozen=True)
+class CodeChoice:
+    """One usable image for a GPU, with how it would be used."""
+
+    entry: FatbinEntry
+    how: str  # "sass-exact" | "sass-compatible" | "ptx-jit"
+
+
+def _entry_cc(entry: FatbinEntry) -> ComputeCapability | None:
+    return entry.compute_capability
+
+
+def _variant_ok(entry: FatbinEntry, cc: ComputeCapability) -> Reason | None:
+    """The ``a``/``f`` restriction, or ``None`` when it does not forbid ``cc``."""
+    target = _entry_cc(entry)
+    if entry.variant is ArchVariant.ARCH_SPECIFIC and target != cc:
+        return reason("arch-specific-exact", f"{entry.arch_name} runs only on compute capability {target}, not {cc}")
+    if entry.variant is ArchVariant.FAMILY:
+        members = tables.family_members(entry.arch_number)
+        if cc not in members:
+            listed = ", ".join(str(m) for m in sorted(members)) or "no known GPU"
+            return reason("family-mismatch", f"{entry.arch_name} runs on its family ({listed}), not on {cc}")
+    return None
+
+
+def _sass_fit(entry: FatbinEntry, cc: ComputeCapability) -> tuple[str | None, Reason | None]:
+    """("sass-exact" | "sass-compatible" | None, why not)."""
+    target = _entry_cc(entry)
+    if target is None:
+        return None, reason("no-compatible-code", f"{entry.arch_name}: not a compute capability")
+    bad = _variant_ok(entry, cc)
+    if bad is not None:
+        return None, bad
+    if target == cc:
+        return "sass-exact", None
+    if entry.variant is ArchVariant.FAMILY:
+        return "sass-compatible", None  # family membership already checked
+    if target.major != cc.major:
+        return None, reason("sass-major-mismatch", f"{entry.arch_name} is for major {target.major}, the GPU is {cc}")
+    if target.minor > cc.minor:
+        return None, reason("sass-minor-too-high", f"{entry.arch_name} needs {target} or a higher minor, GPU is {cc}")
+    if tables.is_tegra(cc):
+        return None, reason("tegra-no-binary-compat", f"{entry.arch_name} is not {cc}: Tegra GPUs need exact cubins")
+    return "sass-compatible", None
+
+
+def _ptx_fit(entry: FatbinEntry, cc: ComputeCapability) -> Reason | None:
+    target = _entry_cc(entry)
+    if target is None:
+        return reason("no-compatible-code", f"{entry.arch_name}: not a compute capability")
+    bad = _variant_ok(entry, cc)
+    if bad is not None:
+        return bad
+    if target > cc:
+        return reason(
+            "ptx-newer-than-gpu", f"{entry.arch_name} PTX can be JIT-compiled for {target} and newer, not {cc}"
+        )
+    return None
+
+
+def _isa_limit(driver: DriverVersion | None) -> tuple[PtxIsaVersion | None, bool]:
+    """(max PTX ISA of the driver's JIT, whether that limit is certain)."""
+    if driver is None:
+        return None, False
+    limit = tables.driver_max_ptx_isa(driver)
+    newest = max(tables.load_tables().min_driver["linux"].values())
+    return limit, not (driver >= newest)
+
+
+def iter_compatible_code(
+    module: Module, gpu: TargetGpu, *, driver: DriverVersion | None = None, jit_allowed: bool = True
+) -> Iterator[CodeChoice]:
+    """Yield the usable images of ``module`` for ``gpu``, best first.
+
+    Order (like pypa/packaging's ``sys_tags``): exact SASS; compatible SASS, highest minor
+    first; JIT-able PTX, highest target first.  Nothing is yielded for relocatable modules.
+    """
+    if module.relocatable:
+        return
+    cc = gpu.compute_capability
+    exact: list[FatbinEntry] = []
+    compatible: list[FatbinEntry] = []
+    ptx: list[FatbinEntry] = []
+    isa_limit, certain = _isa_limit(driver)
+    for e in module.entries:
+        if e.kind is EntryKind.SASS:
+            how, _ = _sass_fit(e, cc)
+            if how == "sass-exact":
+                exact.append(e)
+            elif how == "sass-compatible":
+                compatible.append(e)
+        elif e.kind is EntryKind.PTX and jit_allowed and _ptx_fit(e, cc) is None:
+            isa = e.ptx_isa
+            if isa_limit is not None and isa is not None and isa > isa_limit and certain:
+                continue
+            ptx.append(e)
+    for e in exact:
+        yield CodeChoice(e, "sass-exact")
+    for e in sorted(compatible, key=lambda x: x.arch_number, reverse=True):
+        yield CodeChoice(e, "sass-compatible")
+    for e in sorted(ptx, key=lambda x: x.arch_number, reverse=True):
+        yield CodeChoice(e, "ptx-jit")
+
+
+@dataclass(frozen=True)
+class ModuleVerdict:
+    """One module (fatbin) on one GPU."""
+
+    index: int
+    section: str | None
+    status: Status
+    sass: tuple[str, ...]
+    ptx: tuple[str, ...]
+    chosen: str | None
+    reasons: tuple[Reason, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "index": self.index,
+            "section": self.section,
+            "status": self.status.value,
+            "sass": list(self.sass),
+            "ptx": list(self.ptx),
+            "chosen": self.chosen,
+            "reasons": [r.to_dict() for r in self.reasons],
+        }
+
+
+def evaluate_module(
+    module: Module,
+    gpu: TargetGpu,
+    *,
+    driver: DriverVersion | None = None,
+    jit_allowed: bool = True,
+    index: int = 0,
+) -> ModuleVerdict:
+    """Decide one module: native, jit, gated, fails (or none for relocatable / empty modules)."""
+    cc = gpu.compute_capability
+    code = [e for e in module.entries if e.kind in (EntryKind.SASS, EntryKind.PTX)]
+    sass = tuple(sorted({e.arch_name for e in code if e.kind is EntryKind.SASS}))
+    ptx = tuple(sorted({e.arch_name for e in code if e.kind is EntryKind.PTX}))
+    if module.relocatable:
+        r = reason("relocatable-only", "module is in __nv_relfatbin (device-link input), never loaded")
+        return ModuleVerdict(index, module.section, Status.NONE, sass, ptx, None, (r,))
+    if not code:
+        r = reason("no-device-code", "module holds no SASS or PTX (e.g. LTO-IR only)")
+        return ModuleVerdict(index, module.section, Status.NONE, sass, ptx, None, (r,))
+    best = next(iter_compatible_code(module, gpu, driver=driver, jit_allowed=jit_allowed), None)
+    if best is not None:
+        if best.how == "ptx-jit":
+            r = reason(
+                "ptx-jit",
+                f"no cubin for {cc}: the driver JIT-compiles {best.entry.arch_name} PTX on first use; kernels "
+                f"that check __CUDA_ARCH__ take the sm_{best.entry.arch_number} path",
+            )
+            reasons: tuple[Reason, ...] = (r,)
+            isa_limit, certain = _isa_limit(driver)
+            isa = best.entry.ptx_isa
+            if isa_limit is not None and isa is not None and isa > isa_limit and not certain:
+                reasons += (
+                    reason("ptx-isa-unverified", f"PTX ISA {isa}: driver {driver} is newer than the table's toolkits"),
+                )
+            return ModuleVerdict(index, module.section, Status.JIT, sass, ptx, best.entry.arch_name, reasons)
+        r = reason(best.how, f"{best.entry.arch_name} runs on {cc}")
+        return ModuleVerdict(index, module.section, Status.NATIVE, sass, ptx, best.entry.arch_name, (r,))
+    # Nothing usable: collect why, and decide between "gated" and "fails".
+    why: list[Reason] = []
+    for e in code:
+        if e.kind is EntryKind.SASS:
+            _, bad = _sass_fit(e, cc)
+            if bad is not None:
+                why.append(bad)
+        else:
+            bad = _ptx_fit(e, cc)
+            if bad is not None:
+                why.append(bad)
+            elif not jit_allowed:
+                why.append(reason("jit-disabled", f"{e.arch_name} PTX would JIT, but PTX JIT is disabled"))
+            else:
+                isa_limit, _ = _isa_limit(driver)
+                why.append(
+                    reason(
+                        "ptx-isa-too-new-for-driver",
+                        f"{e.arch_name} PTX has ISA {e.ptx_isa}; driver {driver} JIT supports up to {isa_limit}",
+                    )
+                )
+    if all(e.variant is not ArchVariant.NONE for e in code):
+        archs = ", ".join(sass + ptx)
+        r = reason("built-only-for-other-gpus", f"module built only for {archs}: used on those GPUs, not on {cc}")
+        return ModuleVerdict(index, module.section, Status.GATED, sass, ptx, None, (r, *why))
+    # The error the runtime raises (fatbin_spec.md §E.6): 222 when a compatible PTX exists but its ISA is too
+    # new for the driver, 223 when only JIT could help and it is disabled, else 209.
+    decisive = next((r for r in why if r.code in ("ptx-isa-too-new-for-driver", "jit-disabled")), None)
+    summary = decisive or reason(
+        "no-compatible-code", f"no code for {cc}: module has {', '.join(sass + ptx)} (no kernel image, error 209)"
+    )
+    return ModuleVerdict(index, module.section, Status.FAILS, sass, ptx, None, _dedupe((summary, *why)))
+
+
+def _dedupe(reasons: Sequence[Reason]) -> tuple[Reason, ...]:
+    return tuple(dict.fromkeys(reasons))
+
+
+@dataclass(frozen=True)
+class Counts:
+    """How many loadable modules ended in each status."""
+
+    native: int = 0
+    jit: int = 0
+    gated: int = 0
+    fails: int = 0
+
+    @property
+    def total(self) -> int:
+        """All loadable modules with code."""
+        return self.native + self.jit + self.gated + self.fails
+
+    def to_dict(self) -> dict[str, int]:
+        """JSON form."""
+        return {"native": self.native, "jit": self.jit, "gated": self.gated, "fails": self.fails}
+
+
+def _count(verdicts: Iterable[ModuleVerdict]) -> Counts:
+    c = {"native": 0, "jit": 0, "gated": 0, "fails": 0}
+    for v in verdicts:
+        if v.status.value in c:
+            c[v.status.value] += 1
+    return Counts(**c)
+
+
+def _combine(counts: Counts, has_relocatable: bool) -> tuple[Status, tuple[Reason, ...]]:
+    if counts.total == 0:
+        if has_relocatable:
+            return Status.NONE, (reason("relocatable-only", "device code only in __nv_relfatbin: never loaded"),)
+        return Status.NONE, (reason("no-device-code", "no CUDA device code"),)
+    runnable = counts.native + counts.jit
+    if counts.fails == 0 and runnable == 0:
+        msg = f"all {counts.gated} module(s) are built only for other GPUs' a/f targets"
+        return Status.FAILS, (reason("built-only-for-other-gpus", msg),)
+    if counts.fails and runnable:
+        msg = f"{counts.fails} of {counts.total} module(s) have no code for this GPU; {runnable} run"
+        return Status.PARTIAL, (reason("partial-modules", msg),)
+    if counts.fails:
+        return Status.FAILS, ()
+    return (Status.JIT if counts.jit else Status.NATIVE), ()
+
+
+@dataclass(frozen=True)
+class FileVerdict:
+    """One file (or archive member) on one GPU."""
+
+    path: str
+    status: Status
+    counts: Counts
+    modules: tuple[ModuleVerdict, ...]
+    reasons: tuple[Reason, ...]
+
+    def to_dict(self, *, modules: bool = False) -> dict[str, Any]:
+        """JSON form (module verdicts only when asked: large libraries have thousands)."""
+        out: dict[str, Any] = {
+            "path": self.path,
+            "status": self.status.value,
+            "counts": self.counts.to_dict(),
+            "reasons": [r.to_dict() for r in self.reasons],
+        }
+        if modules:
+            out["modules"] = [m.to_dict() for m in self.modules]
+        return out
+
+
+def _iter_units(facts: BinaryFacts) -> Iterator[BinaryFacts]:
+    if facts.modules:
+        yield facts
+    for member in facts.members:
+        yield from _iter_units(member)
+
+
+def evaluate_file(
+    facts: BinaryFacts, gpu: TargetGpu, *, driver: DriverVersion | None = None, jit_allowed: bool = True
+) -> FileVerdict:
+    """Decide one file: its loadable modules combined (archive members included)."""
+    verdicts: list[ModuleVerdict] = []
+    relocatable = False
+    for unit in _iter_units(facts):
+        for i, m in enumerate(unit.modules):
+            v = evaluate_module(m, gpu, driver=driver, jit_allowed=jit_allowed, index=i)
+            relocatable |= m.relocatable
+            verdicts.append(v)
+    counts = _count(verdicts)
+    status, summary = _combine(counts, relocatable)
+    detail = _summarise_failures(verdicts)
+    if facts.error:
+        detail += (reason("unreadable", f"{facts.path}: {facts.error}"),)
+    return FileVerdict(facts.path, status, counts, tuple(verdicts), summary + detail)
+
+
+def _summarise_failures(verdicts: Sequence[ModuleVerdict]) -> tuple[Reason, ...]:
+    """One reason per distinct (status, archs) group, so thousands of modules stay readable."""
+    groups: dict[tuple[Status, tuple[str, ...]], list[ModuleVerdict]] = {}
+    for v in verdicts:
+        if v.status in (Status.FAILS, Status.GATED, Status.JIT):
+            groups.setdefault((v.status, v.sass + v.ptx), []).append(v)
+    out: list[Reason] = []
+    for (_status, _archs), vs in groups.items():
+        first = vs[0].reasons[0]
+        count = f"{len(vs)} module(s): " if len(vs) > 1 else ""
+        out.append(Reason(first.code, count + first.message, first.source))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class PackageVerdict:
+    """One package (or directory of loose binaries) on one GPU."""
+
+    name: str
+    gpu: TargetGpu
+    status: Status
+    counts: Counts
+    files: tuple[FileVerdict, ...]
+    reasons: tuple[Reason, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "status": self.status.value,
+            "counts": self.counts.to_dict(),
+            "reasons": [r.to_dict() for r in self.reasons],
+            "files": [f.to_dict() for f in self.files if f.status is not Status.NONE],
+        }
+
+
+def evaluate_package(
+    name: str,
+    files: Iterable[BinaryFacts],
+    gpu: TargetGpu,
+    *,
+    driver: DriverVersion | None = None,
+    jit_allowed: bool = True,
+) -> PackageVerdict:
+    """Decide a package from all its files' modules (``partial`` when some modules fail)."""
+    fverdicts = tuple(evaluate_file(f, gpu, driver=driver, jit_allowed=jit_allowed) for f in files)
+    modules = [m for fv in fverdicts for m in fv.modules]
+    counts = _count(modules)
+    relocatable = any(m.section == "__nv_relfatbin" for m in modules)
+    status, summary = _combine(counts, relocatable)
+    detail = tuple(dict.fromkeys(r for fv in fverdicts for r in fv.reasons if r.code != "partial-modules"))
+    return PackageVerdict(name, gpu, status, counts, fverdicts, summary + detail)

@@ -1,0 +1,137 @@
+"""Stable reason codes of verdicts, each with the NVIDIA text it rests on.
+
+``docs/rules.md`` lists the same table for people; a test keeps the two in sync.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["REASONS", "Reason", "ReasonInfo", "reason"]
+
+PG13_PLATFORM = "https://docs.nvidia.com/cuda/cuda-programming-guide/01-introduction/cuda-platform.html"
+PG13_CC = "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/compute-capabilities.html"
+PG12_BINARY = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility"
+ENV_VARS = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars"
+RUNTIME_ERRORS = "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html"
+FATBIN_BLOG = "https://developer.nvidia.com/blog/cuda-pro-tip-understand-fat-binaries-jit-caching/"
+NVCC_RDC = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#using-separate-compilation-in-cuda"
+RELEASE_NOTES = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html"
+
+
+@dataclass(frozen=True)
+class ReasonInfo:
+    """What a reason code means and where NVIDIA says so."""
+
+    code: str
+    summary: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One reason attached to a verdict: a stable code, a message with the facts, and its source."""
+
+    code: str
+    message: str
+    source: str
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON form."""
+        return {"code": self.code, "message": self.message, "source": self.source}
+
+
+REASONS: dict[str, ReasonInfo] = {
+    r.code: r
+    for r in (
+        ReasonInfo(
+            "sass-exact",
+            "a cubin built for exactly this compute capability",
+            PG13_PLATFORM + " (§1.3.4.1 binary compatibility)",
+        ),
+        ReasonInfo(
+            "sass-compatible",
+            "a cubin of the same major and a lower minor compute capability runs (minor-version binary compatibility)",
+            PG13_PLATFORM + " (§1.3.4.1)",
+        ),
+        ReasonInfo(
+            "sass-major-mismatch",
+            "cubins do not run across major compute capability versions",
+            PG13_PLATFORM + " (§1.3.4.1)",
+        ),
+        ReasonInfo(
+            "sass-minor-too-high",
+            "a cubin built for a higher minor version than the GPU's does not run",
+            PG13_PLATFORM + " (§1.3.4.1)",
+        ),
+        ReasonInfo(
+            "arch-specific-exact",
+            "code for an 'a' target runs only on exactly that compute capability",
+            PG13_CC + " (§5.1.2.1)",
+        ),
+        ReasonInfo(
+            "family-mismatch",
+            "code for an 'f' target runs only on members of its family (Table 28)",
+            PG13_CC + " (§5.1.2.2, Table 28)",
+        ),
+        ReasonInfo(
+            "tegra-no-binary-compat",
+            "binary (cubin) compatibility across minor versions is not supported on Tegra GPUs",
+            PG12_BINARY,
+        ),
+        ReasonInfo(
+            "ptx-jit",
+            "no usable cubin: the driver JIT-compiles PTX for a lower compute capability (first-run cost; "
+            "__CUDA_ARCH__ takes the lower arch's code path)",
+            PG13_PLATFORM + " (§1.3.4.2 PTX compatibility); " + FATBIN_BLOG,
+        ),
+        ReasonInfo(
+            "ptx-newer-than-gpu",
+            "PTX can be JIT-compiled only for compute capabilities equal or higher than its target",
+            PG13_PLATFORM + " (§1.3.4.2)",
+        ),
+        ReasonInfo(
+            "ptx-isa-too-new-for-driver",
+            "the PTX ISA version is newer than the driver's JIT supports (cudaErrorUnsupportedPtxVersion, 222)",
+            RUNTIME_ERRORS + " (cudaErrorUnsupportedPtxVersion); " + RELEASE_NOTES + " Table 3",
+        ),
+        ReasonInfo(
+            "ptx-isa-unverified",
+            "the driver is newer than every toolkit in cudafit's table: its PTX ISA limit cannot be confirmed",
+            RELEASE_NOTES + " Table 3",
+        ),
+        ReasonInfo(
+            "jit-disabled",
+            "only PTX is usable and JIT compilation is disabled (CUDA_DISABLE_PTX_JIT=1, error 223)",
+            ENV_VARS,
+        ),
+        ReasonInfo(
+            "no-compatible-code",
+            "no usable cubin and no PTX the GPU can JIT: 'no kernel image is available for execution on the "
+            "device' (cudaErrorNoKernelImageForDevice, 209)",
+            RUNTIME_ERRORS + " (cudaErrorNoKernelImageForDevice); " + FATBIN_BLOG,
+        ),
+        ReasonInfo(
+            "built-only-for-other-gpus",
+            "a module holding only 'a'/'f' code for other GPUs: the library dispatches those kernels only there",
+            PG13_CC + " (§5.1.2)",
+        ),
+        ReasonInfo(
+            "partial-modules",
+            "some modules (fatbins, one per translation unit) have no usable code for this GPU",
+            FATBIN_BLOG,
+        ),
+        ReasonInfo(
+            "relocatable-only",
+            "device code only in __nv_relfatbin (relocatable, for device linking): never loaded at run time",
+            NVCC_RDC,
+        ),
+        ReasonInfo("no-device-code", "no CUDA device code in the file(s)", FATBIN_BLOG),
+        ReasonInfo("unreadable", "a file could not be read; its code is not part of the verdict", FATBIN_BLOG),
+    )
+}
+
+
+def reason(code: str, message: str) -> Reason:
+    """A :class:`Reason` for a known code (KeyError for an unknown one: a bug)."""
+    return Reason(code, message, REASONS[code].source)
