@@ -1,1 +1,229 @@
-"""probe layer."""
+"""This machine's GPUs, driver and run-time compilers, without crashing and without a CUDA context.
+
+Order of backends: NVML (no CUDA context, fork-safe), then ``nvidia-smi`` when NVML cannot load;
+the CUDA driver API only with ``deep=True`` (it initialises driver state, so never by default);
+torch only when the caller already initialised CUDA through it.  Declared GPUs (``--gpu NAME``)
+and inventory files from other machines give the same :class:`Inventory` shape.  Nothing is
+probed at import time; results are cached per process (:func:`clear_cache` for tests).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cudafit.probe.inventory import GpuDevice, Inventory, Toolchain
+
+__all__ = [
+    "GpuDevice",
+    "Inventory",
+    "Toolchain",
+    "clear_cache",
+    "declared_inventory",
+    "inventory_from_file",
+    "inventory_to_dict",
+    "probe_machine",
+]
+
+_CACHE: dict[tuple[Any, ...], Inventory] = {}
+
+
+def clear_cache() -> None:
+    """Forget cached probe results."""
+    _CACHE.clear()
+
+
+def probe_machine(
+    *,
+    deep: bool = False,
+    toolchains: bool = False,
+    env: Mapping[str, str] | None = None,
+    nvml: Any | None = None,
+    smi_runner: Any | None = None,
+    cuda_lib: Any | None = None,
+    sites: Sequence[str] | None = None,
+) -> Inventory:
+    """Probe this machine.  Every argument after ``toolchains`` injects a backend (tests use fakes)."""
+    key = (deep, toolchains, id(env), id(nvml), id(smi_runner), id(cuda_lib), tuple(sites or ()))
+    if key in _CACHE:
+        return _CACHE[key]
+    from cudafit.probe.backends import probe_cuda_driver, probe_nvidia_smi, probe_nvml, real_runner
+    from cudafit.probe.ordering import assign_cuda_indices
+
+    environ: Mapping[str, str] = os.environ if env is None else env
+    devices, driver, cuda, problems = probe_nvml(nvml)
+    source = "nvml" if devices or driver else None
+    if source is None:
+        d2, drv2, _c2, p2 = probe_nvidia_smi(smi_runner or real_runner)
+        if d2 or drv2:
+            devices, driver, source = d2, drv2, "nvidia-smi"
+            problems = [*problems, *p2] if not d2 else problems
+        else:
+            problems = [*problems, *p2]
+    driver_order: list[str] | None = None
+    if deep and devices:
+        infos, p3 = probe_cuda_driver(cuda_lib)
+        problems.extend(p3)
+        if infos:
+            by_bus = {i.get("pci_bus_id"): i for i in infos}
+            driver_order = [str(i.get("pci_bus_id")) for i in infos]
+            enriched = []
+            for d in devices:
+                info = by_bus.get(d.pci_bus_id)
+                limits = {k: int(v) for k, v in (info or {}).items() if k.startswith(("sm_", "max_"))}
+                enriched.append(GpuDevice(**{**d.__dict__, "limits": limits}))
+            devices = enriched
+    if not devices and driver is None and not any("not found" in p or "not installed" in p for p in problems):
+        problems.append("no NVIDIA GPU found")
+    devices_t, estimated, note = assign_cuda_indices(devices, environ, driver_order)
+    tools: tuple[Toolchain, ...] = ()
+    if toolchains:
+        from cudafit.probe.toolchains import iter_toolchains
+
+        tools = tuple(iter_toolchains(sites if sites is not None else _default_sites(), environ))
+    inv = Inventory(
+        devices=devices_t,
+        source=source,
+        driver_version=driver,
+        cuda_driver_version=cuda,
+        problems=tuple(dict.fromkeys(problems)),
+        ordering_estimated=estimated and len(devices_t) > 1,
+        ordering_note=note if devices_t else None,
+        cuda_visible_devices=environ.get("CUDA_VISIBLE_DEVICES"),
+        cuda_device_order=environ.get("CUDA_DEVICE_ORDER"),
+        toolchains=tools,
+    )
+    _CACHE[key] = inv
+    return inv
+
+
+def _default_sites() -> list[str]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return list(dict.fromkeys([paths["purelib"], paths["platlib"]]))
+
+
+def declared_inventory(names: Sequence[str]) -> tuple[Inventory, list[dict[str, Any]]]:
+    """GPUs named by the user (``--gpu NAME``), resolved by the rules' GPU table.
+
+    Returns the inventory and the resolution errors (each with the candidates).
+    """
+    from cudafit.errors import UnknownGpuError
+    from cudafit.rules.gpus import resolve_gpu
+
+    devices: list[GpuDevice] = []
+    errors: list[dict[str, Any]] = []
+    for name in names:
+        try:
+            r = resolve_gpu(name)
+        except UnknownGpuError as err:
+            errors.append({"query": name, "message": err.message, "candidates": list(err.candidates)})
+            continue
+        devices.append(
+            GpuDevice(
+                index=len(devices),
+                name=r.name,
+                compute_capability=r.compute_capability,
+                source="declared",
+                cuda_index=len(devices),
+            )
+        )
+    return Inventory(devices=tuple(devices), source="declared"), errors
+
+
+def inventory_from_file(path: str) -> Inventory:
+    """An inventory recorded on another machine (``cudafit gpus --json > inv.json``)."""
+    from cudafit.errors import ProbeError
+    from cudafit.model import parse_compute_capability, parse_driver_version
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        devices = []
+        for i, g in enumerate(doc["gpus"]):
+            cc = g.get("compute_capability")
+            devices.append(
+                GpuDevice(
+                    index=int(g.get("index", i)),
+                    name=str(g["name"]),
+                    compute_capability=parse_compute_capability(cc) if cc else None,
+                    source=f"file:{os.path.basename(path)}",
+                    uuid=g.get("uuid"),
+                    pci_bus_id=g.get("pci_bus_id"),
+                    memory_mib=g.get("memory_mib"),
+                    cuda_index=g.get("cuda_index", i),
+                )
+            )
+        drv = doc.get("driver_version")
+        return Inventory(
+            devices=tuple(devices),
+            source=f"file:{os.path.basename(path)}",
+            driver_version=parse_driver_version(drv) if drv else None,
+        )
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        msg = f"cannot read inventory file {path}: {err}"
+        raise ProbeError(msg) from err
+
+
+def inventory_to_dict(inv: Inventory) -> dict[str, Any]:
+    """The machine-inventory form of ``cudafit.gpus/1``."""
+    from cudafit.rules.tables import cc_limits
+
+    gpus = []
+    for d in inv.devices:
+        table = cc_limits(d.compute_capability) if d.compute_capability else None
+        limits: dict[str, Any] = dict(d.limits)
+        if table is not None:
+            limits.setdefault("max_shared_memory_per_block_optin", table.max_shared_memory_per_block_optin)
+            limits.setdefault("max_shared_memory_per_sm", table.max_shared_memory_per_sm)
+            limits.setdefault("max_registers_per_thread", table.max_registers_per_thread)
+            limits.setdefault("max_threads_per_block", table.max_threads_per_block)
+        gpus.append(
+            {
+                "query": None,
+                "name": d.name,
+                "compute_capability": str(d.compute_capability) if d.compute_capability else None,
+                "source": d.source,
+                "index": d.index,
+                "cuda_index": d.cuda_index,
+                "uuid": d.uuid,
+                "pci_bus_id": d.pci_bus_id,
+                "memory_mib": d.memory_mib,
+                "mig_mode": d.mig_mode,
+                "mig_devices": list(d.mig_devices),
+                "driver_version": str(inv.driver_version) if inv.driver_version else None,
+                "limits": limits,
+                "notes": list(d.notes),
+            }
+        )
+    return {
+        "schema": "cudafit.gpus/1",
+        "mode": "machine",
+        "status": inv.status,
+        "source": inv.source,
+        "driver_version": str(inv.driver_version) if inv.driver_version else None,
+        "cuda_driver_version": str(inv.cuda_driver_version) if inv.cuda_driver_version else None,
+        "problems": list(inv.problems),
+        "ordering": {
+            "estimated": inv.ordering_estimated,
+            "note": inv.ordering_note,
+            "CUDA_VISIBLE_DEVICES": inv.cuda_visible_devices,
+            "CUDA_DEVICE_ORDER": inv.cuda_device_order,
+        },
+        "toolchains": [t.to_dict() for t in inv.toolchains],
+        "gpus": gpus,
+        "errors": [],
+    }
+
+
+def torch_is_initialized() -> bool:
+    """Whether the caller already initialised CUDA through torch (only then may torch be asked)."""
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch.cuda.is_initialized())
+    except Exception:
+        return False

@@ -1,0 +1,119 @@
+"""``cudafit gpus [NAME...]``: resolve GPU names, or show this machine's GPUs.
+
+Without names: the probe inventory (NVML, then nvidia-smi; ``--deep`` adds the CUDA driver API).
+On a machine without a driver it says so and exits 0.  With names: each name's compute
+capability, or an error that lists candidates (exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from cudafit.cli import EXIT_FAILS, EXIT_OK
+
+__all__ = ["configure_parser", "execute"]
+
+
+def configure_parser(sub: Any) -> None:
+    """Register ``gpus``."""
+    p = sub.add_parser(
+        "gpus",
+        help="show this machine's GPUs, or resolve GPU names to compute capabilities",
+        description="Without NAME: this machine's GPUs (NVML / nvidia-smi; no CUDA context). With NAME: resolve names.",
+    )
+    p.add_argument("names", nargs="*", metavar="NAME", help="GPU names ('RTX 3090', 'a100', 'sm_86', '8.6')")
+    p.add_argument("--deep", action="store_true", help="also ask the CUDA driver API (initialises the driver)")
+    p.add_argument("--inventory", metavar="FILE", help="show an inventory recorded on another machine")
+    p.add_argument("--json", action="store_true", help="print the cudafit.gpus/1 JSON document")
+    p.set_defaults(func=execute)
+
+
+def _resolve(names: list[str]) -> tuple[dict[str, Any], int]:
+    from cudafit.errors import UnknownGpuError
+    from cudafit.rules.gpus import resolve_gpu
+
+    gpus: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    for q in names:
+        try:
+            r = resolve_gpu(q)
+        except UnknownGpuError as err:
+            errors.append({"query": q, "message": err.message, "candidates": list(err.candidates)})
+            continue
+        gpus.append(
+            {
+                "query": q,
+                "name": r.name,
+                "compute_capability": str(r.compute_capability),
+                "architecture": r.architecture,
+                "source": "declared",
+                "matches": [m.name for m in r.matches],
+            }
+        )
+    doc = {"schema": "cudafit.gpus/1", "mode": "resolve", "gpus": gpus, "errors": errors}
+    return doc, (EXIT_FAILS if errors else EXIT_OK)
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run ``gpus``."""
+    from cudafit.report.console import dump_json, make_console
+
+    if args.names:
+        doc, code = _resolve(args.names)
+        if args.json:
+            dump_json(doc)
+            return code
+        console = make_console()
+        for g in doc["gpus"]:
+            extra = f" ({len(g['matches'])} products)" if len(g["matches"]) > 1 else ""
+            console.print(
+                f"{g['query']}: {g['name']}, compute capability {g['compute_capability']}, {g['architecture']}{extra}"
+            )
+        for e in doc["errors"]:
+            print(f"cudafit: {e['message']}", file=sys.stderr)
+        return code
+    from cudafit.probe import inventory_from_file, inventory_to_dict, probe_machine
+
+    inv = inventory_from_file(args.inventory) if args.inventory else probe_machine(deep=args.deep, toolchains=True)
+    doc = inventory_to_dict(inv)
+    if args.json:
+        dump_json(doc)
+        return EXIT_OK
+    _render(doc, make_console())
+    return EXIT_OK
+
+
+def _render(doc: dict[str, Any], console: Any) -> None:
+    from rich.table import Table
+
+    if doc["status"] == "no-driver":
+        console.print("No NVIDIA driver found: " + ("; ".join(doc["problems"]) or "no GPU backend answered"))
+    elif doc["status"] == "no-gpu":
+        console.print(f"NVIDIA driver {doc['driver_version']} found, but no GPU.")
+    else:
+        table = Table(box=None, header_style="bold")
+        for col in ("nvidia-smi #", "CUDA #", "GPU", "CC", "memory", "PCI bus", "UUID"):
+            table.add_column(col)
+        for g in doc["gpus"]:
+            table.add_row(
+                str(g["index"]),
+                "hidden" if g["cuda_index"] is None else str(g["cuda_index"]),
+                g["name"],
+                g["compute_capability"] or "?",
+                f"{g['memory_mib']} MiB" if g["memory_mib"] else "",
+                g["pci_bus_id"] or "",
+                g["uuid"] or "",
+            )
+        console.print(table)
+        console.print(f"driver {doc['driver_version']} (CUDA {doc['cuda_driver_version']}), via {doc['source']}")
+        ordering = doc["ordering"]
+        if ordering["note"]:
+            console.print(("[yellow]estimated:[/yellow] " if ordering["estimated"] else "") + ordering["note"])
+        for p in doc["problems"]:
+            console.print(f"note: {p}")
+    for t in doc["toolchains"]:
+        where = t["path"] or ""
+        state = t["problem"] or (f"version {t['version']}" if t["version"] else "")
+        console.print(f"{t['name']}: {state} {where}".rstrip())
