@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import jsonschema
 import pytest
@@ -270,7 +270,7 @@ def test_driver_order_wins_and_is_not_estimated() -> None:
 class FakeLibcuda:
     """ctypes-style libcuda: two devices, CUDA ordinal 0 = the 3090 (bus 2), 1 = the 2080 (bus 1)."""
 
-    ATTRS = {
+    ATTRS: ClassVar[dict[int, dict[int, int]]] = {
         0: {16: 82, 97: 101376, 81: 102400, 12: 65536, 1: 1024, 75: 8, 76: 6, 33: 2, 34: 0, 50: 0},
         1: {16: 46, 97: 65536, 81: 65536, 12: 65536, 1: 1024, 75: 7, 76: 5, 33: 1, 34: 0, 50: 0},
     }

@@ -13,6 +13,7 @@ nvidia-smi, a ``libcuda`` handle for the driver API.  None of them raises; each 
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import ctypes
 import io
@@ -98,10 +99,8 @@ def probe_nvml(nvml: Any | None = None) -> ProbeResult:
     except Exception as err:
         problems.append(f"NVML error: {err}")
     finally:
-        try:
+        with contextlib.suppress(Exception):  # shutting down a library that failed is best effort
             nvml.nvmlShutdown()
-        except Exception:
-            pass
     return devices, driver, cuda, problems
 
 

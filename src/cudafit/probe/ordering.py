@@ -84,7 +84,7 @@ def assign_cuda_indices(
     if visible is None:
         chosen = list(base)
     else:
-        tokens = [t for t in visible.split(",")] if visible.strip() else []
+        tokens = list(visible.split(",")) if visible.strip() else []
         for n, token in enumerate(tokens):
             dev = _match(token, base)
             if dev is None or dev in chosen:
