@@ -20,6 +20,7 @@ dispatch those kernels only on the GPU they were built for, so they are reported
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -196,6 +197,15 @@ class ModuleVerdict:
         }
 
 
+def _signature(module: Module) -> tuple[FatbinEntry, ...]:
+    """The module's code with file offsets erased: all a decision depends on (modules repeat a lot)."""
+    return tuple(
+        FatbinEntry(e.kind, e.arch_number, e.variant, e.code_version, e.flags, e.compression, 0, 0, 0, 0, 0, 0)
+        for e in module.entries
+        if e.kind in (EntryKind.SASS, EntryKind.PTX)
+    )
+
+
 def evaluate_module(
     module: Module,
     gpu: TargetGpu,
@@ -204,8 +214,20 @@ def evaluate_module(
     jit_allowed: bool = True,
     index: int = 0,
 ) -> ModuleVerdict:
-    """Decide one module: native, jit, gated, fails (or none for relocatable / empty modules)."""
-    cc = gpu.compute_capability
+    """Decide one module: native, jit, gated, fails (or none for relocatable / empty modules).
+
+    Decisions are cached by the module's code signature: a library's thousands of modules
+    usually share a handful of arch lists.
+    """
+    canon = Module(0, 0, "__nv_relfatbin" if module.relocatable else None, _signature(module))
+    v = _decide(canon, gpu.compute_capability, driver, jit_allowed)
+    return ModuleVerdict(index, module.section, v.status, v.sass, v.ptx, v.chosen, v.reasons)
+
+
+@functools.lru_cache(maxsize=65536)
+def _decide(module: Module, cc: ComputeCapability, driver: DriverVersion | None, jit_allowed: bool) -> ModuleVerdict:
+    gpu = TargetGpu(str(cc), cc)
+    index = 0
     code = [e for e in module.entries if e.kind in (EntryKind.SASS, EntryKind.PTX)]
     sass = tuple(sorted({e.arch_name for e in code if e.kind is EntryKind.SASS}))
     ptx = tuple(sorted({e.arch_name for e in code if e.kind is EntryKind.PTX}))
@@ -288,6 +310,29 @@ class Counts:
     def to_dict(self) -> dict[str, int]:
         """JSON form."""
         return {"native": self.native, "jit": self.jit, "gated": self.gated, "fails": self.fails}
+
+
+def count_statuses(
+    modules: Iterable[Module], gpu: TargetGpu, *, driver: DriverVersion | None = None, jit_allowed: bool = True
+) -> Counts:
+    """Module status counts without building per-module verdicts (coverage over many GPUs)."""
+    sigs: dict[Module, int] = {}
+    for m in modules:
+        if m.relocatable:
+            continue
+        canon = Module(0, 0, None, _signature(m))
+        sigs[canon] = sigs.get(canon, 0) + 1
+    c = {"native": 0, "jit": 0, "gated": 0, "fails": 0}
+    for canon, n in sigs.items():
+        status = _decide(canon, gpu.compute_capability, driver, jit_allowed).status.value
+        if status in c:
+            c[status] += n
+    return Counts(**c)
+
+
+def combine_counts(counts: Counts) -> Status:
+    """The file/package status for module counts (``none`` when there is no loadable code)."""
+    return _combine(counts, False)[0]
 
 
 def _count(verdicts: Iterable[ModuleVerdict]) -> Counts:

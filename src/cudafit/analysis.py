@@ -1,0 +1,180 @@
+"""The join: scan items (targets) x GPUs (probe or declared) -> per-package verdicts and fixes.
+
+Like auditwheel's ``analyze_wheel_abi``, this module only combines: binary facts come from
+``targets``/``binary``, decisions from ``rules.engine``, and the result is a frozen object that
+every renderer (text, JSON, Markdown, HTML) reads without deciding anything itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cudafit.binary.facts import BinaryFacts, EntryKind
+from cudafit.model import ComputeCapability, DriverVersion
+
+__all__ = ["Analysis", "PackageResult", "analyze", "worst_status"]
+
+#: Severity order used to summarise one package over several GPUs (worst wins).
+_SEVERITY = {"none": 0, "native": 1, "jit": 2, "partial": 3, "fails": 4}
+
+
+def worst_status(statuses: Iterable[str]) -> str:
+    """The most serious status of several (``none`` when there is nothing)."""
+    worst = "none"
+    for s in statuses:
+        if _SEVERITY.get(s, 0) > _SEVERITY[worst]:
+            worst = s
+    return worst
+
+
+@dataclass(frozen=True)
+class PackageResult:
+    """One package (or directory of loose binaries) and its verdict on every GPU."""
+
+    name: str
+    version: str | None
+    path: str
+    files: tuple[BinaryFacts, ...]
+    verdicts: tuple[Any, ...]  # rules.engine.PackageVerdict, one per GPU (same order as Analysis.gpus)
+    coverage: dict[str, list[str]]
+    runtime_compiled: str | None = None
+    unreadable: tuple[BinaryFacts, ...] = ()
+    distribution: bool = True  # False: loose binaries grouped by directory
+
+    @property
+    def status(self) -> str:
+        """Worst status over the GPUs; ``none`` when the package holds no device code."""
+        if not self.verdicts:
+            return "none" if not self.has_device_code else "unknown"
+        return worst_status(_status_value(v) for v in self.verdicts)
+
+    @property
+    def has_device_code(self) -> bool:
+        """Whether any file of the package embeds device code."""
+        return any(f.has_device_code for f in self.files)
+
+
+def _status_value(verdict: Any) -> str:
+    status = verdict.status
+    return str(getattr(status, "value", status))
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything ``check`` and ``doctor`` render."""
+
+    gpus: tuple[Any, ...]  # rules.engine.TargetGpu
+    packages: tuple[PackageResult, ...]
+    driver: DriverVersion | None
+    jit_allowed: bool
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def failing(self) -> tuple[PackageResult, ...]:
+        """Packages with code that fails on at least one GPU (``fails`` or ``partial``)."""
+        return tuple(p for p in self.packages if p.status in ("fails", "partial"))
+
+
+def _coverage(files: Sequence[BinaryFacts], ccs: Sequence[ComputeCapability], engine: Any) -> dict[str, list[str]]:
+    # modules of archive members count too (static libraries ship objects for downstream links)
+    """Which compute capabilities the package's binaries serve natively or by JIT (no GPU needed)."""
+    sass: set[str] = set()
+    ptx: set[str] = set()
+    for f in files:
+        for fact in (f, *f.members):
+            for m in fact.runtime_modules:
+                for e in m.entries:
+                    if e.kind is EntryKind.SASS:
+                        sass.add(e.arch_name)
+                    elif e.kind is EntryKind.PTX:
+                        ptx.add(e.arch_name)
+    native: list[str] = []
+    jit: list[str] = []
+    partial: list[str] = []
+    modules = [m for f in files for fact in (f, *f.members) for m in fact.modules]
+    for cc in ccs:
+        gpu = engine.TargetGpu(name=f"compute capability {cc}", compute_capability=cc)
+        status = engine.combine_counts(engine.count_statuses(modules, gpu)).value
+        if status == "native":
+            native.append(str(cc))
+        elif status == "jit":
+            jit.append(str(cc))
+        elif status == "partial":
+            partial.append(str(cc))
+    from cudafit.report.scan import arch_sort_key
+
+    return {
+        "sass": sorted(sass, key=arch_sort_key),
+        "ptx": sorted(ptx, key=arch_sort_key),
+        "native": native,
+        "jit": jit,
+        "partial": partial,
+    }
+
+
+def analyze(
+    items: Iterable[Any],
+    gpus: Sequence[Any],
+    *,
+    driver: DriverVersion | None = None,
+    jit_allowed: bool = True,
+    include_coverage: bool = True,
+) -> Analysis:
+    """Group scan items by package and evaluate each package on each GPU.
+
+    ``items`` are ``targets`` scan items (package, version, path, facts, runtime_compiled);
+    files outside any distribution are grouped by their directory.
+    """
+    from cudafit.rules import engine, tables
+
+    groups: dict[tuple[str, str | None], list[Any]] = {}
+    for item in items:
+        key_name = item.package or _dir_of(item.path)
+        groups.setdefault((key_name, item.version if item.package else None), []).append(item)
+    ccs = sorted({ComputeCapability(*map(int, str(c).split("."))) for c in tables.iter_compute_capabilities()})
+    results: list[PackageResult] = []
+    for (name, version), its in sorted(groups.items(), key=lambda kv: kv[0][0].lower()):
+        files = tuple(i.facts for i in its)
+        readable = tuple(f for f in files if not f.error or f.modules)
+        unreadable = tuple(f for f in files if f.error)
+        if not any(f.has_device_code for f in files) and not unreadable:
+            continue  # packages without CUDA code are not part of the report
+        verdicts = tuple(
+            engine.evaluate_package(name, readable, gpu, driver=driver, jit_allowed=jit_allowed) for gpu in gpus
+        )
+        compiled = next((i.runtime_compiled for i in its if i.runtime_compiled), None)
+        results.append(
+            PackageResult(
+                name=name,
+                version=version,
+                path=_common_dir([i.path for i in its]),
+                files=files,
+                verdicts=verdicts,
+                coverage=_coverage(readable, ccs, engine) if include_coverage else {},
+                runtime_compiled=compiled,
+                unreadable=unreadable,
+                distribution=its[0].package is not None,
+            )
+        )
+    return Analysis(gpus=tuple(gpus), packages=tuple(results), driver=driver, jit_allowed=jit_allowed)
+
+
+def _dir_of(path: str) -> str:
+    outer = path.split("!", maxsplit=1)[0]
+    import os
+
+    return os.path.dirname(outer) or outer
+
+
+def _common_dir(paths: Sequence[str]) -> str:
+    import os
+
+    outers = [p.split("!")[0] for p in paths]
+    if len(outers) == 1:
+        return outers[0]
+    try:
+        return os.path.commonpath(outers)
+    except ValueError:
+        return outers[0]

@@ -1,0 +1,128 @@
+"""Concrete next steps for a verdict: the command to run, with the numbers filled in.
+
+Fixes only state what the rules and tables establish: the driver a PTX ISA needs (release notes
+Table 3), the arch list a rebuild needs (``cudafit plan``), how to verify another build before
+installing it (``cudafit check``).  Where cudafit cannot know a fact (which future wheel carries
+an arch), the fix is the command that finds out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from cudafit.model import ComputeCapability, CudaVersion, PtxIsaVersion
+from cudafit.rules import tables
+
+__all__ = ["arch_list_for", "fixes_for", "min_driver_for_ptx_isa"]
+
+PYTORCH_INDEX = "https://download.pytorch.org/whl/"
+
+
+def arch_list_for(ccs: Sequence[ComputeCapability], *, ptx: bool = True) -> str:
+    """``TORCH_CUDA_ARCH_LIST`` covering ``ccs`` (PTX of the highest for forward compatibility)."""
+    uniq = sorted(set(ccs))
+    parts = [str(cc) for cc in uniq]
+    if ptx and parts:
+        parts[-1] += "+PTX"
+    return ";".join(parts)
+
+
+def min_driver_for_ptx_isa(isa: PtxIsaVersion) -> tuple[CudaVersion, str] | None:
+    """The oldest toolkit emitting ``isa`` and its minimum Linux driver: the driver that can JIT it."""
+    t = tables.load_tables()
+    for cuda in sorted(t.ptx_isa):
+        if t.ptx_isa[cuda] >= isa:
+            drv = tables.toolkit_min_driver(cuda)
+            if drv is not None:
+                return cuda, str(drv)
+    return None
+
+
+def _torch_index_hint(cc: ComputeCapability) -> str:
+    if cc < ComputeCapability(7, 5):
+        return (
+            f"compute capability {cc} needs a PyTorch build made with CUDA 12.x or older (CUDA 13 toolkits cannot "
+            f"target it): e.g. pip install torch --index-url {PYTORCH_INDEX}cu126, after verifying it with "
+            f"cudafit check torch --index-url {PYTORCH_INDEX}cu126 --gpu {cc}"
+        )
+    return (
+        f"pick the PyTorch CUDA build that carries code for {cc}: verify with "
+        f"cudafit check torch --index-url {PYTORCH_INDEX}cu130 --gpu {cc} (or cu128, cu126) before installing"
+    )
+
+
+def fixes_for(
+    package: str,
+    version: str | None,
+    gpu: Any,
+    verdict: Any,
+    *,
+    all_gpus: Sequence[Any],
+    distribution: bool = True,
+) -> list[str]:
+    """Fixes for ``package`` on ``gpu`` given its PackageVerdict (empty when nothing needs fixing)."""
+    status = verdict.status.value
+    codes = {r.code for r in verdict.reasons}
+    cc: ComputeCapability = gpu.compute_capability
+    out: list[str] = []
+    if status in ("fails", "partial"):
+        if "ptx-isa-too-new-for-driver" in codes:
+            isas = [
+                m.reasons[0].message
+                for f in verdict.files
+                for m in f.modules
+                if m.reasons[0].code == "ptx-isa-too-new-for-driver"
+            ]
+            needed = _max_isa(isas)
+            found = min_driver_for_ptx_isa(needed) if needed else None
+            if found:
+                cuda, drv = found
+                out.append(f"upgrade the NVIDIA driver to >= {drv} (CUDA {cuda}), whose JIT accepts PTX ISA {needed}")
+        if "jit-disabled" in codes:
+            out.append("unset CUDA_DISABLE_PTX_JIT: this package has only PTX for this GPU")
+        if "no-compatible-code" in codes or "built-only-for-other-gpus" in codes or "partial-modules" in codes:
+            plan = arch_list_for([g.compute_capability for g in all_gpus])
+            name = package.lower()
+            if not distribution:
+                out.append(
+                    f"rebuild these binaries with code for {cc}: nvcc {_gencode(all_gpus)} (cudafit plan --gpu ...)"
+                )
+            elif name in ("torch", "pytorch"):
+                out.append(_torch_index_hint(cc))
+            else:
+                spec = f"{package}=={version}" if version else package
+                out.append(
+                    f"check which release carries sm_{cc.arch_number} code before installing: "
+                    f"cudafit check '{package}' --gpu {cc} (add --index-url for per-CUDA indexes)"
+                )
+                out.append(
+                    f'or rebuild it for these GPUs: TORCH_CUDA_ARCH_LIST="{plan}" pip install --no-binary '
+                    f"{package} --no-build-isolation '{spec}' (see cudafit plan --gpu ...)"
+                )
+    elif status == "jit":
+        out.append(
+            f"runs by PTX JIT on {cc}: the first launch compiles (cached in ~/.nv/ComputeCache), and kernels "
+            f"that check __CUDA_ARCH__ take the lower arch's path; a build with sm_{cc.arch_number} avoids both"
+        )
+    return out
+
+
+def _gencode(gpus: Sequence[Any]) -> str:
+    ccs = sorted({g.compute_capability for g in gpus})
+    flags = [f"-gencode arch=compute_{c.arch_number},code=sm_{c.arch_number}" for c in ccs]
+    top = ccs[-1].arch_number
+    flags.append(f"-gencode arch=compute_{top},code=compute_{top}")
+    return " ".join(flags)
+
+
+def _max_isa(messages: Sequence[str]) -> PtxIsaVersion | None:
+    import re
+
+    best: PtxIsaVersion | None = None
+    for msg in messages:
+        m = re.search(r"has ISA (\d+)\.(\d+)", msg)
+        if m:
+            isa = PtxIsaVersion(int(m.group(1)), int(m.group(2)))
+            best = isa if best is None or isa > best else best
+    return best

@@ -1,0 +1,216 @@
+"""Rendering of ``check`` and ``doctor``: the packages x GPUs matrix, what to do, and ``cudafit.check/1``.
+
+Pure functions of an :class:`~cudafit.analysis.Analysis`; no decision is taken here.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from cudafit import __version__
+from cudafit.analysis import Analysis, worst_status
+
+__all__ = ["CHECK_SCHEMA", "check_document", "render_html", "render_markdown", "render_text"]
+
+CHECK_SCHEMA = "cudafit.check/1"
+_SEVERITY_ORDER = {"fails": 0, "partial": 1, "jit": 2}
+_COLORS = {"native": "green", "jit": "yellow", "partial": "dark_orange", "fails": "red", "none": "dim"}
+_HTML_COLORS = {"native": "#2e7d32", "jit": "#f9a825", "partial": "#ef6c00", "fails": "#c62828", "none": "#9e9e9e"}
+
+
+def check_document(analysis: Analysis, *, machine: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The ``cudafit.check/1`` document (``doctor`` uses the same schema)."""
+    from cudafit.fixes import fixes_for
+
+    gpus = [
+        {
+            "name": g.name,
+            "compute_capability": str(g.compute_capability),
+            "cuda_index": g.index,
+        }
+        for g in analysis.gpus
+    ]
+    targets = []
+    actions = []
+    for p in analysis.packages:
+        verdicts = []
+        fixes: list[str] = []
+        for i, v in enumerate(p.verdicts):
+            d = v.to_dict()
+            verdicts.append(
+                {
+                    "gpu": i,
+                    "status": d["status"],
+                    "counts": d["counts"],
+                    "reasons": [
+                        {"code": r["code"], "message": r["message"], "source": r["source"]} for r in d["reasons"]
+                    ],
+                }
+            )
+            for fix in fixes_for(
+                p.name, p.version, analysis.gpus[i], v, all_gpus=analysis.gpus, distribution=p.distribution
+            ):
+                if fix not in fixes:
+                    fixes.append(fix)
+                status = d["status"]
+                if status in _SEVERITY_ORDER:
+                    actions.append(
+                        {
+                            "severity": status,
+                            "package": p.name,
+                            "gpu": i,
+                            "message": fix,
+                        }
+                    )
+        targets.append(
+            {
+                "name": p.name,
+                "version": p.version,
+                "path": p.path,
+                "status": p.status,
+                "runtime_compiled": p.runtime_compiled,
+                "files": len(p.files),
+                "unreadable": [{"path": f.path, "error": f.error} for f in p.unreadable],
+                "coverage": p.coverage,
+                "verdicts": verdicts,
+                "fixes": fixes,
+            }
+        )
+    actions.sort(key=lambda a: (_SEVERITY_ORDER.get(a["severity"], 9), a["package"]))
+    overall = worst_status(p.status for p in analysis.packages) if analysis.gpus else "none"
+    return {
+        "schema": CHECK_SCHEMA,
+        "cudafit_version": __version__,
+        "status": overall,
+        "driver_version": str(analysis.driver) if analysis.driver else None,
+        "jit_allowed": analysis.jit_allowed,
+        "machine": machine,
+        "gpus": gpus,
+        "targets": targets,
+        "actions": actions,
+        "notes": list(analysis.notes),
+    }
+
+
+def _cell(status: str) -> str:
+    return f"[{_COLORS.get(status, 'white')}]{status}[/]"
+
+
+def _gpu_label(g: dict[str, Any]) -> str:
+    idx = f"cuda:{g['cuda_index']} " if g.get("cuda_index") is not None else ""
+    return f"{idx}{g['name']} ({g['compute_capability']})"
+
+
+def render_text(doc: dict[str, Any], console: Any) -> None:
+    """Matrix + actions on a terminal (rich; colour only on a TTY / without NO_COLOR)."""
+    from rich.table import Table
+
+    machine = doc.get("machine")
+    if machine and machine.get("status") != "ok":
+        console.print(f"[yellow]No NVIDIA GPU on this machine[/yellow] ({'; '.join(machine.get('problems', []))})")
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    table.add_column("package")
+    if doc["gpus"]:
+        for g in doc["gpus"]:
+            table.add_column(_gpu_label(g))
+    table.add_column("native on CC")
+    table.add_column("JIT on CC")
+    table.add_column("partial on CC")
+    for t in doc["targets"]:
+        name = f"{t['name']} {t['version']}" if t["version"] else t["name"]
+        if t["runtime_compiled"]:
+            name += f" [dim](+{t['runtime_compiled']})[/dim]"
+        cells = [_cell(v["status"]) for v in t["verdicts"]]
+        cov = t["coverage"]
+        table.add_row(
+            name,
+            *cells,
+            _ranges(cov.get("native", [])),
+            _ranges(cov.get("jit", [])),
+            _ranges(cov.get("partial", [])),
+        )
+    console.print(table)
+    if not doc["targets"]:
+        console.print("No CUDA device code found.")
+    if not doc["gpus"]:
+        console.print(
+            "No GPU to judge against: the columns show which compute capabilities each package covers; 'partial' "
+            "means some modules lack code there (use --gpu NAME to evaluate for a specific GPU)."
+        )
+    if doc["actions"]:
+        console.print("\n[bold]What to do[/bold] (most serious first):")
+        seen = set()
+        for a in doc["actions"]:
+            key = (a["package"], a["message"])
+            if key in seen:
+                continue
+            seen.add(key)
+            g = doc["gpus"][a["gpu"]]
+            console.print(f"  {_cell(a['severity'])} {a['package']} on {_gpu_label(g)}: {a['message']}")
+    for t in doc["targets"]:
+        for u in t["unreadable"]:
+            console.print(f"[red]unreadable[/red] {u['path']}: {u['error']}")
+    for n in doc["notes"]:
+        console.print(f"note: {n}")
+
+
+def _ranges(ccs: list[str]) -> str:
+    if not ccs:
+        return "-"
+    if len(ccs) <= 3:
+        return " ".join(ccs)
+    return f"{ccs[0]} .. {ccs[-1]} ({len(ccs)} CCs)"
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    """The matrix as a Markdown table to paste into an issue."""
+    head = ["package", *(_gpu_label(g) for g in doc["gpus"]), "native on CC", "JIT on CC", "partial on CC"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for t in doc["targets"]:
+        name = f"{t['name']} {t['version']}" if t["version"] else t["name"]
+        cells = [v["status"] for v in t["verdicts"]]
+        cov = t["coverage"]
+        covs = [_ranges(cov.get(k, [])) for k in ("native", "jit", "partial")]
+        lines.append("| " + " | ".join([name, *cells, *covs]) + " |")
+    if doc["actions"]:
+        lines += ["", "**What to do**", ""]
+        for a in doc["actions"]:
+            lines.append(
+                f"- **{a['severity']}** `{a['package']}` on {_gpu_label(doc['gpus'][a['gpu']])}: {a['message']}"
+            )
+    lines += ["", f"_cudafit {doc['cudafit_version']}, {CHECK_SCHEMA}_"]
+    return "\n".join(lines) + "\n"
+
+
+def render_html(doc: dict[str, Any]) -> str:
+    """A self-contained HTML page with the matrix as a colour grid."""
+    esc = html.escape
+    head = "".join(f"<th>{esc(_gpu_label(g))}</th>" for g in doc["gpus"])
+    rows = []
+    for t in doc["targets"]:
+        name = f"{t['name']} {t['version']}" if t["version"] else t["name"]
+        cells = "".join(
+            f'<td style="background:{_HTML_COLORS.get(v["status"], "#fff")};color:#fff" '
+            f'title="{esc("; ".join(r["message"] for r in v["reasons"]))}">{esc(v["status"])}</td>'
+            for v in t["verdicts"]
+        )
+        cov = t["coverage"]
+        rows.append(
+            f"<tr><th>{esc(name)}</th>{cells}<td>{esc(_ranges(cov.get('native', [])))}</td>"
+            f"<td>{esc(_ranges(cov.get('jit', [])))}</td></tr>"
+        )
+    actions = "".join(
+        f"<li><b>{esc(a['severity'])}</b> {esc(a['package'])} on {esc(_gpu_label(doc['gpus'][a['gpu']]))}: "
+        f"{esc(a['message'])}</li>"
+        for a in doc["actions"]
+    )
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>cudafit report</title><style>"
+        "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}</style></head><body>"
+        f"<h1>cudafit report</h1><p>status: <b>{esc(doc['status'])}</b></p>"
+        f"<table><tr><th>package</th>{head}<th>native on CC</th><th>JIT on CC</th></tr>{''.join(rows)}</table>"
+        f"<h2>What to do</h2><ul>{actions or '<li>nothing</li>'}</ul>"
+        f"<p><small>cudafit {esc(doc['cudafit_version'])}</small></p></body></html>\n"
+    )
