@@ -11,6 +11,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+
 from builders import elf, entry, fatbin
 
 ROOT = Path(__file__).parent.parent
