@@ -20,7 +20,9 @@ def configure_parser(sub: Any) -> None:
     p = sub.add_parser(
         "check",
         help="verdicts for files, directories, wheels, pip requirements or .pt2 packages",
-        description="Will this wheel / library / package run on these GPUs? (requirements are downloaded, not installed)",
+        description=(
+            "Will this wheel, library or package run on these GPUs? (requirements are downloaded, not installed)"
+        ),
     )
     p.add_argument("targets", nargs="+", metavar="TARGET")
     p.add_argument(
