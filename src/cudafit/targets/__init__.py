@@ -35,17 +35,19 @@ def open_target(
     * otherwise a pip requirement (``fbgemm-gpu==1.9.0``), downloaded without dependencies.
     """
     del use_cache  # reserved: the scan is header-only and fast enough to need no cache yet
-    from cudafit.targets.env import EnvironmentTarget, looks_like_site_packages
     from cudafit.targets.files import DirectoryTarget, FileTarget
-    from cudafit.targets.wheel import WheelTarget
 
     if os.path.isdir(spec):
+        from cudafit.targets.env import EnvironmentTarget, looks_like_site_packages
+
         if looks_like_site_packages(spec):
             return EnvironmentTarget([spec])
         return DirectoryTarget(spec)
     if os.path.exists(spec) or os.path.islink(spec):
         lower = spec.lower()
         if lower.endswith(".whl"):
+            from cudafit.targets.wheel import WheelTarget
+
             return WheelTarget(spec)
         if lower.endswith(".pt2"):
             from cudafit.targets.pt2 import Pt2Target

@@ -7,7 +7,6 @@ memory and parsed like files; larger ones go through the bounded-memory stream s
 
 from __future__ import annotations
 
-import email.parser
 import os
 import re
 import zipfile
@@ -53,6 +52,8 @@ class WheelTarget(Target):
             meta = next((i for i in infos if i.filename.endswith(".dist-info/METADATA")), None)
             if meta is not None:
                 try:
+                    import email.parser
+
                     headers = email.parser.BytesHeaderParser().parsebytes(zf.read(meta)[:65536])
                     name = headers.get("Name", name) or name
                     version = headers.get("Version", version) or version
