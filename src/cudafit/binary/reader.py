@@ -383,7 +383,9 @@ def inspect_stream(stream: IO[bytes], name: str, size: int | None = None) -> Bin
         if size is not None and size <= STREAM_IN_MEMORY_LIMIT:
             data = _read_exactly(stream, size)
             return inspect_bytes(data, name)
-        head = _read_exactly(stream, min(STREAM_IN_MEMORY_LIMIT + 1, size or STREAM_IN_MEMORY_LIMIT + 1))
+        if size is not None:  # known to be large: stream it from the first bytes on
+            return scan_stream(stream, name, _read_exactly(stream, 4096))
+        head = _read_exactly(stream, STREAM_IN_MEMORY_LIMIT + 1)
         if len(head) <= STREAM_IN_MEMORY_LIMIT:
             return inspect_bytes(head, name)
         return scan_stream(stream, name, head)
@@ -394,7 +396,30 @@ def inspect_stream(stream: IO[bytes], name: str, size: int | None = None) -> Bin
         return _error_facts(name, FileFormat.UNREADABLE, size or 0, wrapped)
 
 
-def _read_exactly(stream: IO[bytes], size: int) -> bytes:
+def _read_exactly(stream: IO[bytes], size: int) -> bytes | bytearray:
+    """Read up to ``size`` bytes; into one preallocated buffer when the stream supports ``readinto``."""
+    readinto = getattr(stream, "readinto", None)
+    if readinto is not None and size <= STREAM_IN_MEMORY_LIMIT + 1:
+        buf = bytearray(size)
+        view = memoryview(buf)
+        got = 0
+        try:
+            while got < size:
+                n = readinto(view[got : got + _CHUNK])
+                if not n:
+                    break
+                got += n
+        except (NotImplementedError, AttributeError):  # a raw stream that only implements read()
+            view.release()
+            return bytes(buf[:got]) + _read_chunks(stream, size - got)
+        view.release()
+        if got < size:
+            del buf[got:]
+        return buf
+    return _read_chunks(stream, size)
+
+
+def _read_chunks(stream: IO[bytes], size: int) -> bytes:
     chunks = []
     left = size
     while left > 0:

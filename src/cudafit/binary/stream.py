@@ -37,7 +37,7 @@ _FATBIN_SECTIONS = (".nv_fatbin", "__nv_relfatbin")
 class _Window:
     """A sliding window over a stream with absolute offsets and a tail ring of dropped bytes."""
 
-    def __init__(self, stream: IO[bytes], initial: bytes) -> None:
+    def __init__(self, stream: IO[bytes], initial: bytes | bytearray) -> None:
         self.stream = stream
         self.buf = bytearray(initial)
         self.start = 0
@@ -132,7 +132,7 @@ def _parse_at(win: _Window, pos: int) -> tuple[Module, int]:
 
 
 def _assign_sections(
-    head: bytes, win: _Window, modules: list[Module], total: int
+    head: bytes | bytearray, win: _Window, modules: list[Module], total: int
 ) -> tuple[list[Module], FileFormat, tuple[str, ...]]:
     """Attribute located fatbins to ELF sections using the tail ring; drop those outside them."""
     hdr = read_elf_header(head)
@@ -159,7 +159,7 @@ def _assign_sections(
     return placed, fmt, ()
 
 
-def scan_stream(stream: IO[bytes], name: str, head: bytes) -> BinaryFacts:
+def scan_stream(stream: IO[bytes], name: str, head: bytes | bytearray) -> BinaryFacts:
     """Locate every fatbin in ``head`` + the rest of ``stream``; never raises for bad input."""
     win = _Window(stream, head)
     modules: list[Module] = []

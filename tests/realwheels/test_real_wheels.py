@@ -1,0 +1,116 @@
+"""Opt-in (CUDAFIT_REAL_WHEELS=1): real wheels scan from the .whl with the same facts as extracted.
+
+Downloads fbgemm-gpu 1.9.0, vllm 0.33.0 and bitsandbytes 0.50.2 (hundreds of MB; cached in
+$CUDAFIT_REAL_WHEELS_DIR or ~/.cache/cudafit-realwheels, never committed).  For every member that
+may hold device code, the facts read from the zip stream equal those read from the extracted file
+(mmap); scanning the wheel costs little more than inflating it; memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from cudafit.binary import BinaryFacts, inspect_path
+from cudafit.targets.wheel import WheelTarget
+
+pytestmark = [
+    pytest.mark.realwheels,
+    pytest.mark.skipif(os.environ.get("CUDAFIT_REAL_WHEELS") != "1", reason="opt-in: set CUDAFIT_REAL_WHEELS=1"),
+]
+
+WHEELS = ["fbgemm-gpu==1.9.0", "vllm==0.33.0", "bitsandbytes==0.50.2"]
+CACHE = Path(os.environ.get("CUDAFIT_REAL_WHEELS_DIR", Path.home() / ".cache" / "cudafit-realwheels"))
+PLATFORMS = [
+    "manylinux_2_17_x86_64",
+    "manylinux2014_x86_64",
+    "manylinux_2_24_x86_64",
+    "manylinux_2_28_x86_64",
+    "manylinux_2_31_x86_64",
+    "manylinux_2_34_x86_64",
+    "manylinux_2_35_x86_64",
+]
+
+
+def download(req: str) -> Path:
+    name = req.split("==", maxsplit=1)[0].replace("-", "_")
+    version = req.split("==")[1]
+    found = sorted(CACHE.glob(f"{name}-{version}-*.whl"))
+    if found:
+        return found[0]
+    CACHE.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "-q",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--python-version",
+        "3.11",
+        "-d",
+        str(CACHE),
+        req,
+    ]
+    for p in PLATFORMS:
+        cmd += ["--platform", p]
+    subprocess.run(cmd, check=True)
+    return sorted(CACHE.glob(f"{name}-{version}-*.whl"))[0]
+
+
+def signature(facts: BinaryFacts) -> list[tuple[object, ...]]:
+    rows = []
+    for target in (facts, *facts.members):
+        for m in target.modules:
+            for e in m.entries:
+                rows.append((m.section, e.kind.value, e.arch_name, e.code_version, e.compression.value, e.payload_size))
+    return rows
+
+
+@pytest.mark.parametrize("req", WHEELS)
+def test_wheel_equals_extracted(req: str, tmp_path: Path) -> None:
+    whl = download(req)
+    items = list(WheelTarget(str(whl)).iter_items())
+    assert items, "no candidate members"
+    assert not [i.path for i in items if i.facts.error], "unreadable members"
+    with zipfile.ZipFile(whl) as zf:
+        for item in items:
+            member = item.path.split("!", 1)[1]
+            zf.extract(member, tmp_path)
+            extracted = inspect_path(tmp_path / member, name=item.path)
+            assert signature(extracted) == signature(item.facts), member
+            (tmp_path / member).unlink()
+    assert any(i.facts.entries for i in items), "no device code found at all"
+
+
+def test_large_wheel_speed_and_memory() -> None:
+    whl = download(WHEELS[0])
+    t = time.perf_counter()
+    with zipfile.ZipFile(whl) as zf:
+        for info in zf.infolist():
+            with zf.open(info) as fh:
+                while fh.read(1 << 22):
+                    pass
+    inflate = time.perf_counter() - t
+    code = (
+        "import json, resource, sys, time; from cudafit.targets.wheel import WheelTarget; t = time.perf_counter(); "
+        "n = sum(len(i.facts.entries) for i in WheelTarget(sys.argv[1]).iter_items()); "
+        "print(json.dumps({'s': time.perf_counter() - t, 'rss': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
+        "'entries': n}))"
+    )
+    out = json.loads(
+        subprocess.run([sys.executable, "-c", code, str(whl)], capture_output=True, text=True, check=True).stdout
+    )
+    print(
+        f"inflate {inflate:.2f} s, scan {out['s']:.2f} s, peak RSS {out['rss'] / 1024:.0f} MB, {out['entries']} entries"
+    )
+    assert out["rss"] / 1024 <= 200
+    assert out["s"] <= inflate * 1.5 + 1.0
