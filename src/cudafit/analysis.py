@@ -77,7 +77,9 @@ class Analysis:
         return tuple(p for p in self.packages if p.status in ("fails", "partial"))
 
 
-def _coverage(files: Sequence[BinaryFacts], ccs: Sequence[ComputeCapability], engine: Any) -> dict[str, list[str]]:
+def _coverage(
+    files: Sequence[BinaryFacts], ccs: Sequence[ComputeCapability], engine: Any, gating: bool = True
+) -> dict[str, list[str]]:
     # modules of archive members count too (static libraries ship objects for downstream links)
     """Which compute capabilities the package's binaries serve natively or by JIT (no GPU needed)."""
     sass: set[str] = set()
@@ -96,7 +98,7 @@ def _coverage(files: Sequence[BinaryFacts], ccs: Sequence[ComputeCapability], en
     modules = [m for f in files for fact in (f, *f.members) for m in fact.modules]
     for cc in ccs:
         gpu = engine.TargetGpu(name=f"compute capability {cc}", compute_capability=cc)
-        status = engine.combine_counts(engine.count_statuses(modules, gpu)).value
+        status = engine.combine_counts(engine.count_statuses(modules, gpu, gating=gating)).value
         if status == "native":
             native.append(str(cc))
         elif status == "jit":
@@ -141,8 +143,10 @@ def analyze(
         unreadable = tuple(f for f in files if f.error)
         if not any(f.has_device_code for f in files) and not unreadable:
             continue  # packages without CUDA code are not part of the report
+        gating = not any(getattr(i, "every_kernel_used", False) for i in its)
         verdicts = tuple(
-            engine.evaluate_package(name, readable, gpu, driver=driver, jit_allowed=jit_allowed) for gpu in gpus
+            engine.evaluate_package(name, readable, gpu, driver=driver, jit_allowed=jit_allowed, gating=gating)
+            for gpu in gpus
         )
         compiled = next((i.runtime_compiled for i in its if i.runtime_compiled), None)
         results.append(
@@ -152,7 +156,7 @@ def analyze(
                 path=_common_dir([i.path for i in its]),
                 files=files,
                 verdicts=verdicts,
-                coverage=_coverage(readable, ccs, engine) if include_coverage else {},
+                coverage=_coverage(readable, ccs, engine, gating) if include_coverage else {},
                 runtime_compiled=compiled,
                 unreadable=unreadable,
                 distribution=its[0].package is not None,

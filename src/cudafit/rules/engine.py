@@ -213,6 +213,7 @@ def evaluate_module(
     driver: DriverVersion | None = None,
     jit_allowed: bool = True,
     index: int = 0,
+    gating: bool = True,
 ) -> ModuleVerdict:
     """Decide one module: native, jit, gated, fails (or none for relocatable / empty modules).
 
@@ -220,12 +221,16 @@ def evaluate_module(
     usually share a handful of arch lists.
     """
     canon = Module(0, 0, "__nv_relfatbin" if module.relocatable else None, _signature(module))
-    v = _decide(canon, gpu.compute_capability, driver, jit_allowed)
+    v = _decide(canon, gpu.compute_capability, driver, jit_allowed, gating)
     return ModuleVerdict(index, module.section, v.status, v.sass, v.ptx, v.chosen, v.reasons)
 
 
 @functools.lru_cache(maxsize=65536)
-def _decide(module: Module, cc: ComputeCapability, driver: DriverVersion | None, jit_allowed: bool) -> ModuleVerdict:
+def _decide(
+    module: Module, cc: ComputeCapability, driver: DriverVersion | None, jit_allowed: bool, gating: bool = True
+) -> ModuleVerdict:
+    """Decide a canonical module.  ``gating=False`` when every kernel is always used (a .pt2 model's
+    cubins), so code built only for other GPUs' a/f targets is a failure, not a gated module."""
     gpu = TargetGpu(str(cc), cc)
     index = 0
     code = [e for e in module.entries if e.kind in (EntryKind.SASS, EntryKind.PTX)]
@@ -276,7 +281,7 @@ def _decide(module: Module, cc: ComputeCapability, driver: DriverVersion | None,
                         f"{e.arch_name} PTX has ISA {e.ptx_isa}; driver {driver} JIT supports up to {isa_limit}",
                     )
                 )
-    if all(e.variant is not ArchVariant.NONE for e in code):
+    if gating and all(e.variant is not ArchVariant.NONE for e in code):
         archs = ", ".join(sass + ptx)
         r = reason("built-only-for-other-gpus", f"module built only for {archs}: used on those GPUs, not on {cc}")
         return ModuleVerdict(index, module.section, Status.GATED, sass, ptx, None, (r, *why))
@@ -313,7 +318,12 @@ class Counts:
 
 
 def count_statuses(
-    modules: Iterable[Module], gpu: TargetGpu, *, driver: DriverVersion | None = None, jit_allowed: bool = True
+    modules: Iterable[Module],
+    gpu: TargetGpu,
+    *,
+    driver: DriverVersion | None = None,
+    jit_allowed: bool = True,
+    gating: bool = True,
 ) -> Counts:
     """Module status counts without building per-module verdicts (coverage over many GPUs)."""
     sigs: dict[Module, int] = {}
@@ -324,7 +334,7 @@ def count_statuses(
         sigs[canon] = sigs.get(canon, 0) + 1
     c = {"native": 0, "jit": 0, "gated": 0, "fails": 0}
     for canon, n in sigs.items():
-        status = _decide(canon, gpu.compute_capability, driver, jit_allowed).status.value
+        status = _decide(canon, gpu.compute_capability, driver, jit_allowed, gating).status.value
         if status in c:
             c[status] += n
     return Counts(**c)
@@ -391,14 +401,19 @@ def _iter_units(facts: BinaryFacts) -> Iterator[BinaryFacts]:
 
 
 def evaluate_file(
-    facts: BinaryFacts, gpu: TargetGpu, *, driver: DriverVersion | None = None, jit_allowed: bool = True
+    facts: BinaryFacts,
+    gpu: TargetGpu,
+    *,
+    driver: DriverVersion | None = None,
+    jit_allowed: bool = True,
+    gating: bool = True,
 ) -> FileVerdict:
     """Decide one file: its loadable modules combined (archive members included)."""
     verdicts: list[ModuleVerdict] = []
     relocatable = False
     for unit in _iter_units(facts):
         for i, m in enumerate(unit.modules):
-            v = evaluate_module(m, gpu, driver=driver, jit_allowed=jit_allowed, index=i)
+            v = evaluate_module(m, gpu, driver=driver, jit_allowed=jit_allowed, index=i, gating=gating)
             relocatable |= m.relocatable
             verdicts.append(v)
     counts = _count(verdicts)
@@ -451,9 +466,10 @@ def evaluate_package(
     *,
     driver: DriverVersion | None = None,
     jit_allowed: bool = True,
+    gating: bool = True,
 ) -> PackageVerdict:
     """Decide a package from all its files' modules (``partial`` when some modules fail)."""
-    fverdicts = tuple(evaluate_file(f, gpu, driver=driver, jit_allowed=jit_allowed) for f in files)
+    fverdicts = tuple(evaluate_file(f, gpu, driver=driver, jit_allowed=jit_allowed, gating=gating) for f in files)
     modules = [m for fv in fverdicts for m in fv.modules]
     counts = _count(modules)
     relocatable = any(m.section == "__nv_relfatbin" for m in modules)

@@ -39,6 +39,10 @@ def open_target(
 
     if os.path.isdir(spec):
         from cudafit.targets.env import EnvironmentTarget, looks_like_site_packages
+        from cudafit.targets.image import ImageTarget, looks_like_image
+
+        if looks_like_image(spec):
+            return ImageTarget(spec)
 
         if looks_like_site_packages(spec):
             return EnvironmentTarget([spec])
@@ -49,6 +53,10 @@ def open_target(
             from cudafit.targets.wheel import WheelTarget
 
             return WheelTarget(spec)
+        from cudafit.targets.image import ImageTarget, looks_like_image
+
+        if lower.endswith((".tar", ".tar.gz", ".tgz")) and looks_like_image(spec):
+            return ImageTarget(spec)
         if lower.endswith(".pt2"):
             from cudafit.targets.pt2 import Pt2Target
 

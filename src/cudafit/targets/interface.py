@@ -25,6 +25,7 @@ class ScanItem:
     path: str
     facts: BinaryFacts
     runtime_compiled: str | None = None
+    every_kernel_used: bool = False  # e.g. a .pt2 model's cubins: no a/f module is "gated"
 
 
 class Target(abc.ABC):

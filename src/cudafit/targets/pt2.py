@@ -100,7 +100,9 @@ def inspect_pt2(path: str, intended_device: str | None = None) -> Pt2Report:
                     else:
                         entry.cubins.append(info.filename)
                     entry.archs.update(_archs(facts))
-                    items.append(ScanItem(package=f"pt2:{name}", version=None, path=member, facts=facts))
+                    items.append(
+                        ScanItem(package=f"pt2:{name}", version=None, path=member, facts=facts, every_kernel_used=True)
+                    )
             except (OSError, zipfile.BadZipFile, ValueError, EOFError, RuntimeError) as err:
                 items.append(error_item(member, f"unreadable member: {err}", "bad-member", package=f"pt2:{name}"))
     result = []

@@ -1,0 +1,262 @@
+"""Container images without a Docker engine: ``docker save`` tarballs and OCI image layouts.
+
+Layers (tar, tar+gzip, tar+zstd) are streamed from the top layer down, so each path is read from
+the layer that wins in the final file system: a path seen in a higher layer shadows lower ones,
+and whiteouts (``.wh.NAME`` deletes NAME, ``.wh..wh..opq`` makes a directory opaque) hide what
+lies below (OCI image spec, "Representing Changes", https://github.com/opencontainers/image-spec/blob/main/layer.md).
+Files are then mapped to the image's Python distributions through their ``*.dist-info/RECORD``.
+Nothing from the image is executed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import posixpath
+import tarfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+from cudafit.binary import inspect_stream, sniff
+from cudafit.targets.files import is_candidate_name
+from cudafit.targets.interface import ScanItem, Target, error_item
+from cudafit.targets.runtime import runtime_compiled_kind
+
+__all__ = ["ImageTarget", "looks_like_image"]
+
+_WHITEOUT = ".wh."
+_OPAQUE = ".wh..wh..opq"
+
+
+def looks_like_image(path: str) -> bool:
+    """A docker-save tarball, an OCI layout tarball, or an OCI layout directory."""
+    if os.path.isdir(path):
+        return os.path.isfile(os.path.join(path, "oci-layout")) and os.path.isfile(os.path.join(path, "index.json"))
+    try:
+        with tarfile.open(path, "r:") as tf:
+            names = set(tf.getnames()[:64])
+    except (OSError, tarfile.TarError):
+        return False
+    return "manifest.json" in names or "oci-layout" in names or "index.json" in names
+
+
+@dataclass
+class _Dist:
+    info_dir: str  # image-relative path of the *.dist-info directory
+    root: str  # the site-packages directory, image-relative
+    name: str = ""
+    version: str = ""
+    files: list[str] | None = None
+
+
+class _Source:
+    """Read blobs and manifests from a tarball or a layout directory."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.tar: tarfile.TarFile | None = None if os.path.isdir(path) else tarfile.open(path, "r:")  # noqa: SIM115 - closed by close()
+
+    def close(self) -> None:
+        if self.tar is not None:
+            self.tar.close()
+
+    def open(self, name: str) -> IO[bytes]:
+        name = name.lstrip("./")
+        if self.tar is None:
+            return open(os.path.join(self.path, name), "rb")
+        member = self.tar.extractfile(name)
+        if member is None:
+            raise OSError(f"{name} is not a regular file in the image")
+        return member
+
+    def json(self, name: str) -> Any:
+        with self.open(name) as fh:
+            return json.loads(fh.read(16 * 1024 * 1024))
+
+    def has(self, name: str) -> bool:
+        if self.tar is None:
+            return os.path.exists(os.path.join(self.path, name))
+        try:
+            self.tar.getmember(name)
+        except KeyError:
+            return False
+        return True
+
+
+def _layers(src: _Source) -> list[str]:
+    """Layer blob names, bottom layer first."""
+    if src.has("manifest.json"):
+        manifest = src.json("manifest.json")
+        return list(manifest[0]["Layers"])
+    index = src.json("index.json")
+    desc = index["manifests"][0]
+    digest = desc["digest"]
+    doc = src.json("blobs/" + digest.replace(":", "/"))
+    if "manifests" in doc:  # an index of platforms: take the first (linux/amd64 in practice)
+        doc = src.json("blobs/" + doc["manifests"][0]["digest"].replace(":", "/"))
+    return ["blobs/" + layer["digest"].replace(":", "/") for layer in doc["layers"]]
+
+
+def _open_layer(raw: IO[bytes]) -> tarfile.TarFile:
+    """A streaming tar reader for a plain, gzip or zstd layer."""
+    buffered: Any = raw if hasattr(raw, "peek") else io.BufferedReader(raw, 1 << 16)
+    magic = buffered.peek(4)[:4]
+    if magic == b"\x28\xb5\x2f\xfd":
+        import zstandard
+
+        return tarfile.open(fileobj=zstandard.ZstdDecompressor().stream_reader(buffered), mode="r|")
+    return tarfile.open(fileobj=buffered, mode="r|*")
+
+
+def _norm(name: str) -> str:
+    return posixpath.normpath("/" + name).lstrip("/")
+
+
+class ImageTarget(Target):
+    """Every candidate binary of a container image's final file system."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def describe(self) -> str:
+        return f"image {os.path.basename(self.path.rstrip('/'))}"
+
+    def iter_items(self) -> Iterator[ScanItem]:
+        try:
+            src = _Source(self.path)
+        except (OSError, tarfile.TarError) as err:
+            yield error_item(self.path, f"not a readable image: {err}", "bad-image")
+            return
+        try:
+            try:
+                layers = _layers(src)
+            except (OSError, KeyError, IndexError, ValueError, TypeError, tarfile.TarError) as err:
+                yield error_item(self.path, f"no readable image manifest: {err}", "bad-image")
+                return
+            yield from self._scan(src, layers)
+        finally:
+            src.close()
+
+    def _scan(self, src: _Source, layers: list[str]) -> Iterator[ScanItem]:
+        seen: set[str] = set()  # paths decided by a higher layer
+        hidden: set[str] = set()  # deleted or opaque-masked prefixes from higher layers
+        items: list[ScanItem] = []
+        dists: list[_Dist] = []
+
+        def masked(path: str) -> bool:
+            if path in seen:
+                return True
+            parts = path.split("/")
+            return any("/".join(parts[:i]) in hidden for i in range(1, len(parts) + 1))
+
+        for layer in reversed(layers):
+            here: set[str] = set()
+            new_hidden: set[str] = set()
+            try:
+                with src.open(layer) as raw, _open_layer(raw) as tf:
+                    for member in tf:
+                        path = _norm(member.name)
+                        base = posixpath.basename(path)
+                        parent = posixpath.dirname(path)
+                        if base == _OPAQUE:
+                            new_hidden.add(parent)
+                            continue
+                        if base.startswith(_WHITEOUT):
+                            new_hidden.add(posixpath.join(parent, base[len(_WHITEOUT) :]))
+                            continue
+                        if masked(path):
+                            continue
+                        here.add(path)
+                        if not member.isfile():
+                            continue
+                        if base in ("METADATA", "RECORD") and parent.endswith(".dist-info"):
+                            self._read_dist(tf, member, path, dists)
+                            continue
+                        verdict = is_candidate_name(base)
+                        if verdict is False or (verdict is None and not member.mode & 0o100):
+                            continue
+                        fh = tf.extractfile(member)
+                        if fh is None:
+                            continue
+                        display = f"{self.path}!{path}"
+                        stream: IO[bytes] = fh
+                        if verdict is None:
+                            head = fh.read(64)
+                            if sniff(head, base) is None:
+                                continue
+                            stream = _Prefixed(head, fh)  # type: ignore[assignment]
+                        facts = inspect_stream(stream, display, member.size)
+                        items.append(ScanItem(package=None, version=None, path=display, facts=facts))
+            except (OSError, EOFError, tarfile.TarError, ValueError, RuntimeError) as err:
+                items.append(error_item(f"{self.path}!{layer}", f"unreadable layer: {err}", "bad-layer"))
+            seen |= here
+            hidden |= new_hidden
+        yield from _attribute(items, dists, self.path)
+
+    @staticmethod
+    def _read_dist(tf: tarfile.TarFile, member: tarfile.TarInfo, path: str, dists: list[_Dist]) -> None:
+        fh = tf.extractfile(member)
+        if fh is None:
+            return
+        text = fh.read(8 * 1024 * 1024).decode("utf-8", "replace")
+        info_dir = posixpath.dirname(path)
+        root = posixpath.dirname(info_dir)
+        dist = next((d for d in dists if d.info_dir == info_dir), None)
+        if dist is None:
+            dist = _Dist(info_dir=info_dir, root=root)
+            dists.append(dist)
+        if path.endswith("METADATA"):
+            for line in text.splitlines():
+                if not line:
+                    break
+                if line.startswith("Name:") and not dist.name:
+                    dist.name = line[5:].strip()
+                elif line.startswith("Version:") and not dist.version:
+                    dist.version = line[8:].strip()
+        else:
+            dist.files = [
+                _norm(posixpath.join(root, row.split(",", 1)[0])) for row in text.splitlines() if row.split(",", 1)[0]
+            ]
+
+
+class _Prefixed(io.RawIOBase):
+    """A stream with bytes already read put back in front."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        if self._head:
+            out, self._head = (self._head, b"") if n < 0 or n >= len(self._head) else (self._head[:n], self._head[n:])
+            return out
+        return self._rest.read(n)
+
+    def readinto(self, b: Any) -> int:
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
+def _attribute(items: list[ScanItem], dists: list[_Dist], image: str) -> Iterator[ScanItem]:
+    owner: dict[str, tuple[str, str]] = {}
+    for d in dists:
+        name = d.name or posixpath.basename(d.info_dir).split("-")[0]
+        for f in d.files or ():
+            owner[f] = (name, d.version)
+    runtime: dict[str, str | None] = {}
+    for item in items:
+        path = item.path[len(image) + 1 :]
+        found = owner.get(path)
+        if found is None:
+            yield item
+            continue
+        name, version = found
+        if name not in runtime:
+            runtime[name] = runtime_compiled_kind(name, [p for p, o in owner.items() if o[0] == name])
+        yield ScanItem(package=name, version=version, path=item.path, facts=item.facts, runtime_compiled=runtime[name])
