@@ -92,6 +92,7 @@ def cudafit_multisets(doc: dict) -> dict[str, collections.Counter]:
     out: dict[str, collections.Counter] = {}
     for f in doc["files"]:
         entries = f["entries"]
+        entries = [e for e in entries if not e.get("embedded")]  # cuobjdump reads only the fatbin sections
         runtime = [e for e in entries if not e["relocatable"]]
         chosen = runtime or entries  # cuobjdump: the executable fatbin if present, else the relocatable one
         out[f["path"]] = collections.Counter((e["kind"], e["arch"]) for e in chosen)

@@ -9,3 +9,9 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE / "fixtures"))
 sys.path.insert(0, str(HERE.parent / "src"))
+
+import os  # noqa: E402
+import tempfile  # noqa: E402
+
+# Never touch the user's cache from tests (subprocesses inherit this too).
+os.environ["CUDAFIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="cudafit-test-cache-")

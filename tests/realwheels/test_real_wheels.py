@@ -114,3 +114,31 @@ def test_large_wheel_speed_and_memory() -> None:
     )
     assert out["rss"] / 1024 <= 200
     assert out["s"] <= inflate * 1.5 + 1.0
+
+
+def test_bitsandbytes_cubins_that_cuobjdump_cannot_list(tmp_path: Path) -> None:
+    """cuobjdump stops with 'Invalid ELF' on libbitsandbytes_cuda121.so after one cubin; cudafit reads them all
+    (7 archs in each of its modules)."""
+    whl = download(WHEELS[2])
+    member = "bitsandbytes/libbitsandbytes_cuda121.so"
+    with zipfile.ZipFile(whl) as zf:
+        zf.extract(member, tmp_path)
+    facts = inspect_path(tmp_path / member)
+    assert facts.error is None
+    sass = [e.arch_name for e in facts.entries if e.kind.value == "sass"]
+    assert sorted(set(sass), key=lambda a: int(a[3:])) == [
+        "sm_60",
+        "sm_70",
+        "sm_75",
+        "sm_80",
+        "sm_86",
+        "sm_89",
+        "sm_90",
+    ]
+    from test_golden_cuobjdump import _cuobjdump  # type: ignore[import-not-found]
+
+    tool = _cuobjdump()
+    if tool:
+        out = subprocess.run([tool, str(tmp_path / member)], capture_output=True, text=True, check=False)
+        assert "Invalid ELF" in out.stderr
+        assert out.stdout.count("Fatbin elf code") < len(sass)

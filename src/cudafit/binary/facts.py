@@ -14,6 +14,7 @@ from typing import NamedTuple
 from cudafit.model import ArchVariant, ComputeCapability, PtxIsaVersion, PtxTarget, SmArch
 
 __all__ = [
+    "REGISTERED_SECTIONS",
     "BinaryFacts",
     "Compression",
     "CubinInfo",
@@ -132,6 +133,10 @@ class FatbinEntry(NamedTuple):
         return ComputeCapability.from_arch_number(self.arch_number)
 
 
+#: Sections whose fatbins the CUDA runtime registers (ELF, PE) - ``None`` for raw files.
+REGISTERED_SECTIONS = (".nv_fatbin", ".nv_fatb", None)
+
+
 @dataclass(frozen=True)
 class Module:
     """One fatbin (one registered CUDA module).
@@ -149,6 +154,12 @@ class Module:
     def relocatable(self) -> bool:
         """True for ``__nv_relfatbin`` fatbins, which the runtime never loads (§A.1)."""
         return self.section == "__nv_relfatbin"
+
+    @property
+    def embedded(self) -> bool:
+        """True for fatbins found in other data sections (``.ldata``, ``.rodata``...): not registered with
+        the runtime; the library loads them itself (``cuModuleLoadData``), choosing which for the GPU."""
+        return self.section not in REGISTERED_SECTIONS and not self.relocatable
 
 
 @dataclass(frozen=True)
@@ -193,6 +204,9 @@ class BinaryFacts:
     members: tuple[BinaryFacts, ...] = ()
     ptx_isa: PtxIsaVersion | None = None  # bare PTX files only
     notes: tuple[str, ...] = field(default=())
+    #: Data sections where a quick probe found fatbins the library loads itself (see Module.embedded);
+    #: their modules are in ``modules`` only when the file was scanned with ``embedded=True``.
+    embedded_sections: tuple[str, ...] = ()
 
     @property
     def entries(self) -> tuple[FatbinEntry, ...]:
@@ -201,8 +215,13 @@ class BinaryFacts:
 
     @property
     def runtime_modules(self) -> tuple[Module, ...]:
-        """The modules the CUDA runtime can load (``.nv_fatbin`` or raw)."""
-        return tuple(m for m in self.modules if not m.relocatable)
+        """The modules the CUDA runtime registers and loads (``.nv_fatbin``, or a raw file)."""
+        return tuple(m for m in self.modules if m.section in REGISTERED_SECTIONS)
+
+    @property
+    def embedded_modules(self) -> tuple[Module, ...]:
+        """Fatbins the library loads itself from data sections (found with ``embedded=True``)."""
+        return tuple(m for m in self.modules if m.embedded)
 
     @property
     def has_device_code(self) -> bool:

@@ -118,14 +118,40 @@ def sniff(head: bytes, name: str = "") -> FileFormat | None:
 # --------------------------------------------------------------------------- ELF hosts
 
 
-def _elf_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
+#: Libraries embed fatbins they load themselves in data sections: cuFFT ~24 000 in ``.ldata``, cuBLASLt
+#: ~380 in ``.cask_resource``.  Any allocated, non-executable PROGBITS section of a linked file qualifies.
+_SHT_PROGBITS = 1
+_SHF_ALLOC = 0x2
+_SHF_EXECINSTR = 0x4
+_EMBED_MIN = 1 << 20  # only sections of at least 1 MiB are probed
+_EMBED_PROBE = 64 << 10  # ... in their first 64 KiB (cuFFT and cuBLASLt start theirs at offset 0)
+
+
+def _probe_embedded(buf: Buffer, start: int, search_end: int, end: int) -> bool:
+    """Whether a plausible fatbin (bounded by ``end``) starts in ``buf[start:search_end]``.
+
+    Embedded fatbins need not be 8-aligned (cuFFT's are not), so every magic is checked.
+    """
+    pos = start
+    while True:
+        idx = buf.find(FATBIN_MAGIC_BYTES, pos, search_end)
+        if idx < 0:
+            return False
+        if looks_like_fatbin_at(buf, idx, end):
+            return True
+        pos = idx + 1
+
+
+def _elf_facts(buf: Buffer, origin: int, size: int, path: str, embedded: bool = False) -> BinaryFacts:
     hdr = read_elf_header(buf, origin, size)
     if hdr.machine == EM_CUDA:
         return _cubin_facts(buf, origin, size, path)
     fmt = {ET_REL: FileFormat.ELF_OBJECT, ET_EXEC: FileFormat.ELF_EXEC, ET_DYN: FileFormat.ELF_SHARED}.get(
         hdr.e_type, FileFormat.ELF_SHARED
     )
-    sections = read_sections(buf, hdr, origin, size, only=FATBIN_SECTIONS)
+    linked = hdr.e_type in (ET_DYN, ET_EXEC)
+    # Objects in static libraries: fatbin sections only (thousands of members; nothing embedded there).
+    sections = read_sections(buf, hdr, origin, size, only=None if linked else FATBIN_SECTIONS)
     modules: list[Module] = []
     for wanted in FATBIN_SECTIONS:
         for sec in sections:
@@ -142,7 +168,35 @@ def _elf_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
                     _release(buf, module.offset, module.offset + module.size)
             except BinaryFormatError as err:
                 return _error_facts(path, fmt, size, err, tuple(modules))
-    return BinaryFacts(path=path, format=fmt, size=size, modules=tuple(modules))
+    found_in: list[str] = []
+    for sec in sections:
+        if (
+            not linked
+            or sec.type != _SHT_PROGBITS
+            or sec.flags & (_SHF_ALLOC | _SHF_EXECINSTR) != _SHF_ALLOC
+            or sec.name in FATBIN_SECTIONS
+            or sec.name.startswith((".eh_frame", ".gcc_except_table"))
+            or sec.size < _EMBED_MIN
+        ):
+            continue
+        if not section_bounds_ok(sec, origin, size):
+            continue
+        if embedded:
+            located = locate_modules(buf, sec.offset, sec.end)
+            _release(buf, sec.offset, sec.end)
+            if located:
+                found_in.append(sec.name)
+                modules.extend(Module(m.offset, m.size, sec.name, m.entries) for m in located)
+        else:
+            # The start (cuFFT, cuBLASLt begin there) and 8 windows spread over the section (cuSPARSELt and
+            # cuDNN keep theirs further in): a probe, not a census; embedded=True reads them all.
+            step = max(_EMBED_PROBE, sec.size // 8)
+            for start in range(sec.offset, sec.end, step):
+                if _probe_embedded(buf, start, min(sec.end, start + _EMBED_PROBE), sec.end):
+                    found_in.append(sec.name)
+                    break
+            _release(buf, sec.offset, sec.end)
+    return BinaryFacts(path=path, format=fmt, size=size, modules=tuple(modules), embedded_sections=tuple(found_in))
 
 
 def _release(buf: Buffer, start: int, end: int) -> None:
@@ -313,12 +367,12 @@ def locate_modules(buf: Buffer, start: int = 0, end: int | None = None) -> list[
             pos = idx + 4
 
 
-def _inspect_buffer(buf: Buffer, origin: int, size: int, path: str, name: str) -> BinaryFacts:
+def _inspect_buffer(buf: Buffer, origin: int, size: int, path: str, name: str, embedded: bool = False) -> BinaryFacts:
     head = bytes(buf[origin : origin + min(size, 4096)])
     fmt = sniff(head, name)
     try:
         if head.startswith(_ELF_MAGIC):
-            return _elf_facts(buf, origin, size, path)
+            return _elf_facts(buf, origin, size, path, embedded)
         if fmt is FileFormat.ARCHIVE:
             return _archive_facts(buf, origin, size, path)
         if fmt is FileFormat.FATBIN:
@@ -348,13 +402,17 @@ def _inspect_buffer(buf: Buffer, origin: int, size: int, path: str, name: str) -
 # --------------------------------------------------------------------------- public entry points
 
 
-def inspect_bytes(data: Buffer, name: str) -> BinaryFacts:
-    """Inspect an in-memory buffer; ``name`` is used for display and format hints."""
-    return _inspect_buffer(data, 0, len(data), name, name)
+def inspect_bytes(data: Buffer, name: str, *, embedded: bool = False) -> BinaryFacts:
+    """Inspect an in-memory buffer; ``name`` is used for display and format hints.
+
+    ``embedded=True`` also collects the fatbins a library embeds in its data sections to load itself
+    (slower: whole sections are searched); by default those sections are only probed.
+    """
+    return _inspect_buffer(data, 0, len(data), name, name, embedded)
 
 
-def inspect_path(path: str | os.PathLike[str], *, name: str | None = None) -> BinaryFacts:
-    """Inspect a file on disk through a read-only ``mmap``; only headers are touched."""
+def inspect_path(path: str | os.PathLike[str], *, name: str | None = None, embedded: bool = False) -> BinaryFacts:
+    """Inspect a file on disk through a read-only ``mmap``; only headers are touched (see inspect_bytes)."""
     display = name if name is not None else os.fspath(path)
     try:
         with open(path, "rb") as fh:
@@ -366,7 +424,7 @@ def inspect_path(path: str | os.PathLike[str], *, name: str | None = None) -> Bi
                 # (and count in our RSS) the neighbouring pages of every header we touch.
                 if hasattr(mm, "madvise") and hasattr(mmap, "MADV_RANDOM"):
                     mm.madvise(mmap.MADV_RANDOM)
-                return _inspect_buffer(mm, 0, size, display, display)
+                return _inspect_buffer(mm, 0, size, display, display, embedded)
     except OSError as err:
         return _error_facts(display, FileFormat.UNREADABLE, 0, err)
 

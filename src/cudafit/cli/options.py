@@ -24,6 +24,10 @@ def add_verdict_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--driver", metavar="VERSION", help="evaluate for this NVIDIA driver (e.g. 570.124.06)")
     p.add_argument("--no-probe", action="store_true", help="do not look for this machine's GPUs")
+    p.add_argument("--no-cache", action="store_true", help="do not use or update the scan cache")
+    p.add_argument(
+        "--embedded", action="store_true", help="also judge fatbins libraries embed to load themselves (slower)"
+    )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the cudafit.check/1 JSON document")
     fmt.add_argument("--markdown", action="store_true", help="print a Markdown report (paste into an issue)")
@@ -69,6 +73,7 @@ def run_verdicts(args: argparse.Namespace, items: Iterable[Any], *, notes: Itera
     from cudafit.analysis import analyze
     from cudafit.report.check import check_document, render_html, render_markdown, render_text
     from cudafit.report.console import dump_json, make_console
+    from cudafit.report.progress import with_progress
 
     gpus, driver, machine, errors = _gpus_and_machine(args)
     if errors:
@@ -76,7 +81,10 @@ def run_verdicts(args: argparse.Namespace, items: Iterable[Any], *, notes: Itera
             print(f"cudafit: {e}", file=sys.stderr)
         return EXIT_USAGE
     jit_allowed = os.environ.get("CUDA_DISABLE_PTX_JIT", "0") in ("", "0")
-    analysis = analyze(items, gpus, driver=driver, jit_allowed=jit_allowed)
+    from cudafit.targets.cache import scan_cache
+
+    with scan_cache(enabled=not args.no_cache, embedded=args.embedded):
+        analysis = analyze(with_progress(items), gpus, driver=driver, jit_allowed=jit_allowed)
     extra = list(notes)
     if not jit_allowed:
         extra.append("CUDA_DISABLE_PTX_JIT is set: PTX is not counted as usable")

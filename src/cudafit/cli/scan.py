@@ -27,6 +27,9 @@ def configure_parser(sub: Any) -> None:
     p.add_argument("--all", action="store_true", help="also list files without device code")
     p.add_argument("--json", action="store_true", help="print the cudafit.scan/1 JSON document")
     p.add_argument("--no-cache", action="store_true", help="do not use or update the scan cache")
+    p.add_argument(
+        "--embedded", action="store_true", help="also read fatbins libraries embed to load themselves (slower)"
+    )
     p.set_defaults(func=execute)
 
 
@@ -66,21 +69,23 @@ def _kernels_for(report: Any) -> Any:
 def execute(args: argparse.Namespace) -> int:
     """Scan every PATH and render the facts."""
     from cudafit.report.console import dump_json, make_console
+    from cudafit.report.progress import with_progress
     from cudafit.report.scan import FileReport, render_scan_json, render_scan_text
     from cudafit.targets import open_target
+    from cudafit.targets.cache import scan_cache
 
     reports: list[FileReport] = []
-    for spec in args.paths:
-        target = open_target(spec, use_cache=not args.no_cache)
-        for item in target.iter_items():
-            reports.append(
-                FileReport(
-                    facts=item.facts,
-                    package=item.package,
-                    version=item.version,
-                    runtime_compiled=item.runtime_compiled,
+    with scan_cache(enabled=not args.no_cache, embedded=args.embedded):
+        for spec in args.paths:
+            for item in with_progress(open_target(spec).iter_items()):
+                reports.append(
+                    FileReport(
+                        facts=item.facts,
+                        package=item.package,
+                        version=item.version,
+                        runtime_compiled=item.runtime_compiled,
+                    )
                 )
-            )
     if args.kernels:
         reports = [_kernels_for(r) for r in reports]
     if args.json:

@@ -63,7 +63,7 @@ def _names(kind: EntryKind, arch: int, variant: Any, code_version: tuple[int, in
     return probe.arch_name, str(isa) if isa else None
 
 
-def entry_to_dict(entry: FatbinEntry, module_index: int, relocatable: bool) -> dict[str, Any]:
+def entry_to_dict(entry: FatbinEntry, module_index: int, relocatable: bool, embedded: bool = False) -> dict[str, Any]:
     """One entry in the ``cudafit.scan/1`` shape."""
     arch, ptx_isa = _names(entry.kind, entry.arch_number, entry.variant, entry.code_version)
     return {
@@ -71,6 +71,7 @@ def entry_to_dict(entry: FatbinEntry, module_index: int, relocatable: bool) -> d
         "kind": entry.kind.value,
         "arch": arch,
         "relocatable": relocatable,
+        "embedded": embedded,
         "compression": entry.compression.value,
         "code_version": list(entry.code_version),
         "ptx_isa": ptx_isa,
@@ -93,7 +94,7 @@ def _iter_flat(report: FileReport) -> Iterable[tuple[BinaryFacts, FileReport]]:
 
 
 def _file_to_dict(facts: BinaryFacts, report: FileReport, with_kernels: bool) -> dict[str, Any]:
-    entries = [entry_to_dict(e, i, m.relocatable) for i, m in enumerate(facts.modules) for e in m.entries]
+    entries = [entry_to_dict(e, i, m.relocatable, m.embedded) for i, m in enumerate(facts.modules) for e in m.entries]
     out: dict[str, Any] = {
         "path": facts.path,
         "format": facts.format.value,
@@ -104,8 +105,16 @@ def _file_to_dict(facts: BinaryFacts, report: FileReport, with_kernels: bool) ->
         "error": facts.error,
         "error_code": facts.error_code,
         "notes": list(facts.notes),
+        "embedded_sections": list(facts.embedded_sections),
         "modules": [
-            {"index": i, "section": m.section, "offset": m.offset, "size": m.size, "entries": len(m.entries)}
+            {
+                "index": i,
+                "section": m.section,
+                "embedded": m.embedded,
+                "offset": m.offset,
+                "size": m.size,
+                "entries": len(m.entries),
+            }
             for i, m in enumerate(facts.modules)
         ],
         "entries": entries,
@@ -191,6 +200,12 @@ def render_scan_text(
                 extra.append("[yellow]relocatable only (__nv_relfatbin): never loaded at run time[/yellow]")
             if r.runtime_compiled:
                 extra.append(f"compiles at run time: {r.runtime_compiled}")
+            emb = facts.embedded_modules
+            if emb:
+                archs = sorted({e.arch_name for m in emb for e in m.entries}, key=arch_sort_key)
+                extra.append(f"library-loaded ({len(emb)} fatbins): " + " ".join(archs))
+            elif facts.embedded_sections:
+                extra.append(f"embeds fatbins in {', '.join(facts.embedded_sections)} (see --embedded)")
             n_mod = len(facts.runtime_modules) or len(facts.modules)
             table.add_row(
                 facts.path,

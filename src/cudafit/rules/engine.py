@@ -413,15 +413,65 @@ def evaluate_file(
     relocatable = False
     for unit in _iter_units(facts):
         for i, m in enumerate(unit.modules):
+            if m.embedded:
+                continue
             v = evaluate_module(m, gpu, driver=driver, jit_allowed=jit_allowed, index=i, gating=gating)
             relocatable |= m.relocatable
             verdicts.append(v)
+    pool = _embedded_pool(facts, gpu, driver, jit_allowed)
+    if pool is not None:
+        verdicts.append(pool)
     counts = _count(verdicts)
-    status, summary = _combine(counts, relocatable)
-    detail = _summarise_failures(verdicts)
+    status, summary = _adjust_for_unscanned_embedded([facts], *_combine(counts, relocatable))
+    detail = _summarise_failures([v for v in verdicts if v is not pool])
+    if pool is not None:
+        detail += pool.reasons
     if facts.error:
         detail += (reason("unreadable", f"{facts.path}: {facts.error}"),)
     return FileVerdict(facts.path, status, counts, tuple(verdicts), summary + detail)
+
+
+def _adjust_for_unscanned_embedded(
+    files: Sequence[BinaryFacts], status: Status, summary: tuple[Reason, ...]
+) -> tuple[Status, tuple[Reason, ...]]:
+    """A library that embeds fatbins it loads itself, not scanned: say so, and never claim it fails."""
+    where = sorted({s for f in files if not f.embedded_modules for s in f.embedded_sections})
+    if not where:
+        return status, summary
+    note = reason(
+        "library-loaded-code",
+        f"the library also embeds fatbins in {', '.join(where)} and loads them itself; they are not evaluated "
+        "(scan with --embedded to include them)",
+    )
+    if status is Status.FAILS:
+        status = Status.PARTIAL  # its own loader may well have code for this GPU
+    return status, (note, *summary)
+
+
+def _embedded_pool(
+    facts: BinaryFacts, gpu: TargetGpu, driver: DriverVersion | None, jit_allowed: bool
+) -> ModuleVerdict | None:
+    """All fatbins a library embeds to load itself, judged as one pool: it picks one that fits the GPU."""
+    mods = [m for unit in _iter_units(facts) for m in unit.modules if m.embedded]
+    if not mods:
+        return None
+    best = Status.FAILS
+    chosen: str | None = None
+    for m in mods:
+        v = evaluate_module(m, gpu, driver=driver, jit_allowed=jit_allowed, gating=False)
+        if v.status is Status.NATIVE:
+            best, chosen = Status.NATIVE, v.chosen
+            break
+        if v.status is Status.JIT and best is Status.FAILS:
+            best, chosen = Status.JIT, v.chosen
+    sass = tuple(sorted({e.arch_name for m in mods for e in m.entries if e.kind is EntryKind.SASS}))
+    ptx = tuple(sorted({e.arch_name for m in mods for e in m.entries if e.kind is EntryKind.PTX}))
+    what = f"{len(mods)} fatbins the library loads itself ({', '.join(sorted({m.section or '' for m in mods}))})"
+    if best is Status.FAILS:
+        msg = f"{what}: none has code for {gpu.compute_capability}"
+    else:
+        msg = f"{what}: {chosen} serves {gpu.compute_capability}"
+    return ModuleVerdict(-1, "embedded", best, sass, ptx, chosen, (reason("library-loaded-code", msg),))
 
 
 def _summarise_failures(verdicts: Sequence[ModuleVerdict]) -> tuple[Reason, ...]:
@@ -469,10 +519,13 @@ def evaluate_package(
     gating: bool = True,
 ) -> PackageVerdict:
     """Decide a package from all its files' modules (``partial`` when some modules fail)."""
+    files = tuple(files)
     fverdicts = tuple(evaluate_file(f, gpu, driver=driver, jit_allowed=jit_allowed, gating=gating) for f in files)
     modules = [m for fv in fverdicts for m in fv.modules]
     counts = _count(modules)
     relocatable = any(m.section == "__nv_relfatbin" for m in modules)
-    status, summary = _combine(counts, relocatable)
-    detail = tuple(dict.fromkeys(r for fv in fverdicts for r in fv.reasons if r.code != "partial-modules"))
+    status, summary = _adjust_for_unscanned_embedded(files, *_combine(counts, relocatable))
+    detail = tuple(
+        dict.fromkeys(r for fv in fverdicts for r in fv.reasons if r.code != "partial-modules" and r not in summary)
+    )
     return PackageVerdict(name, gpu, status, counts, fverdicts, summary + detail)

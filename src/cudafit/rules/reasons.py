@@ -17,6 +17,7 @@ RUNTIME_ERRORS = "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__T
 FATBIN_BLOG = "https://developer.nvidia.com/blog/cuda-pro-tip-understand-fat-binaries-jit-caching/"
 NVCC_RDC = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#using-separate-compilation-in-cuda"
 RELEASE_NOTES = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html"
+DRIVER_MODULES = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MODULE.html"
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,12 @@ REASONS: dict[str, ReasonInfo] = {
             "relocatable-only",
             "device code only in __nv_relfatbin (relocatable, for device linking): never loaded at run time",
             NVCC_RDC,
+        ),
+        ReasonInfo(
+            "library-loaded-code",
+            "fatbins embedded in data sections that the library loads itself (cuModuleLoadData), choosing one "
+            "for the GPU; not registered with the runtime",
+            DRIVER_MODULES,
         ),
         ReasonInfo("no-device-code", "no CUDA device code in the file(s)", FATBIN_BLOG),
         ReasonInfo("unreadable", "a file could not be read; its code is not part of the verdict", FATBIN_BLOG),

@@ -19,12 +19,7 @@ from cudafit.targets.interface import ScanItem, Target
 __all__ = ["ScanItem", "Target", "open_target"]
 
 
-def open_target(
-    spec: str,
-    *,
-    use_cache: bool = True,
-    pip_args: Sequence[str] = (),
-) -> Target:
+def open_target(spec: str, *, pip_args: Sequence[str] = ()) -> Target:
     """Choose the target type for ``spec``.
 
     * an existing directory with ``*.dist-info`` entries: an installed environment;
@@ -33,8 +28,10 @@ def open_target(
     * ``*.pt2``: an AOTInductor package;
     * any other existing file: that file (ELF, archive, cubin, fatbin, PTX);
     * otherwise a pip requirement (``fbgemm-gpu==1.9.0``), downloaded without dependencies.
+
+    Files on disk go through the scan cache when the caller opened one
+    (:func:`cudafit.targets.cache.scan_cache`).
     """
-    del use_cache  # reserved: the scan is header-only and fast enough to need no cache yet
     from cudafit.targets.files import DirectoryTarget, FileTarget
 
     if os.path.isdir(spec):

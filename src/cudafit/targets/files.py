@@ -6,7 +6,7 @@ import os
 import stat
 from collections.abc import Iterator
 
-from cudafit.binary import inspect_path, sniff
+from cudafit.binary import sniff
 from cudafit.targets.interface import ScanItem, Target, error_item
 
 __all__ = ["DirectoryTarget", "FileTarget", "is_candidate_name", "iter_candidate_files"]
@@ -103,7 +103,9 @@ def inspect_candidate(path: str, name: str | None = None) -> ScanItem | None:
             return error_item(name or path, err.strerror or str(err), "io-error")
         if sniff(head, path) is None:
             return None
-    facts = inspect_path(path, name=name)
+    from cudafit.targets.cache import cached_inspect
+
+    facts = cached_inspect(path, name=name)
     return ScanItem(package=None, version=None, path=facts.path, facts=facts)
 
 
@@ -117,7 +119,9 @@ class FileTarget(Target):
         return f"file {self.path}"
 
     def iter_items(self) -> Iterator[ScanItem]:
-        facts = inspect_path(self.path)
+        from cudafit.targets.cache import cached_inspect
+
+        facts = cached_inspect(self.path)
         yield ScanItem(package=None, version=None, path=facts.path, facts=facts)
 
 
