@@ -156,3 +156,26 @@ def test_every_fixture_checks_cleanly(target: str) -> None:
     rc, doc = check_json(str(BIN / target), "--gpu", "h100", "--gpu", "b200", "--gpu", "gb10")
     assert rc in (0, 1)
     assert len(doc["targets"][0]["verdicts"]) == 3
+
+
+def test_per_cuda_version_copies_only_the_loaded_one_counts(tmp_path: Path) -> None:
+    """bitsandbytes-style: libX_cuda121.so and libX_cuda130.so; torch's CUDA 13.0 picks the second."""
+    site = tmp_path / "site-packages"
+    pkg = site / "bitsandbytes"
+    pkg.mkdir(parents=True)
+    write_lib(pkg / "libbitsandbytes_cuda121.so", (2, 75))  # would fail on an H100
+    write_lib(pkg / "libbitsandbytes_cuda130.so", (2, 90))
+    di = site / "bitsandbytes-0.50.2.dist-info"
+    di.mkdir()
+    (di / "METADATA").write_text("Metadata-Version: 2.1\nName: bitsandbytes\nVersion: 0.50.2\n\n")
+    (di / "RECORD").write_text("bitsandbytes/libbitsandbytes_cuda121.so,,\nbitsandbytes/libbitsandbytes_cuda130.so,,\n")
+    (site / "torch").mkdir()
+    (site / "torch" / "version.py").write_text("__version__ = '2.14.1'\ncuda = '13.0'\n")
+    rc, out, _err = run("doctor", "--site-packages", str(site), "--gpu", "h100", "--json", "--no-probe")
+    doc = json.loads(out)
+    jsonschema.validate(doc, SCHEMA)
+    (t,) = doc["targets"]
+    assert t["runtime_compiled"] == "per-cuda-version"
+    assert t["verdicts"][0]["status"] == "native"
+    assert [Path(i["path"]).name for i in t["inactive"]] == ["libbitsandbytes_cuda121.so"]
+    assert rc == 0

@@ -42,6 +42,7 @@ class PackageResult:
     runtime_compiled: str | None = None
     unreadable: tuple[BinaryFacts, ...] = ()
     distribution: bool = True  # False: loose binaries grouped by directory
+    inactive: tuple[tuple[str, str], ...] = ()  # (path, why it never loads here), left out of the verdicts
 
     @property
     def status(self) -> str:
@@ -139,7 +140,8 @@ def analyze(
     results: list[PackageResult] = []
     for (name, version), its in sorted(groups.items(), key=lambda kv: kv[0][0].lower()):
         files = tuple(i.facts for i in its)
-        readable = tuple(f for f in files if not f.error or f.modules)
+        active = {id(i.facts) for i in its if not getattr(i, "inactive", None)}
+        readable = tuple(f for f in files if (not f.error or f.modules) and id(f) in active)
         unreadable = tuple(f for f in files if f.error)
         if not any(f.has_device_code for f in files) and not unreadable:
             continue  # packages without CUDA code are not part of the report
@@ -160,6 +162,7 @@ def analyze(
                 runtime_compiled=compiled,
                 unreadable=unreadable,
                 distribution=its[0].package is not None,
+                inactive=tuple((i.path, i.inactive) for i in its if getattr(i, "inactive", None)),
             )
         )
     return Analysis(gpus=tuple(gpus), packages=tuple(results), driver=driver, jit_allowed=jit_allowed)

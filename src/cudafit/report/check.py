@@ -72,6 +72,7 @@ def check_document(analysis: Analysis, *, machine: dict[str, Any] | None = None)
                 "runtime_compiled": p.runtime_compiled,
                 "files": len(p.files),
                 "unreadable": [{"path": f.path, "error": f.error} for f in p.unreadable],
+                "inactive": [{"path": path, "reason": why} for path, why in p.inactive],
                 "coverage": p.coverage,
                 "verdicts": verdicts,
                 "fixes": fixes,

@@ -132,6 +132,10 @@ class EnvironmentTarget(Target):
         return "environment " + ", ".join(self.sites)
 
     def iter_items(self) -> Iterator[ScanItem]:
+        from cudafit.probe.toolchains import read_torch_version
+        from cudafit.targets.runtime import inactive_reason
+
+        _torch, torch_cuda = read_torch_version(self.sites)
         owner: dict[str, Distribution] = {}
         runtime: dict[str, str | None] = {}
         for site in self.sites:
@@ -148,12 +152,16 @@ class EnvironmentTarget(Target):
                 if found is None:
                     yield item
                     continue
+                kind = runtime.get(found.name)
                 yield ScanItem(
                     package=found.name,
                     version=found.version,
                     path=item.path,
                     facts=item.facts,
-                    runtime_compiled=runtime.get(found.name),
+                    runtime_compiled=kind,
+                    inactive=inactive_reason(path, torch_cuda, dict(os.environ))
+                    if kind == "per-cuda-version"
+                    else None,
                 )
 
 

@@ -26,6 +26,7 @@ class ScanItem:
     facts: BinaryFacts
     runtime_compiled: str | None = None
     every_kernel_used: bool = False  # e.g. a .pt2 model's cubins: no a/f module is "gated"
+    inactive: str | None = None  # why this file is never loaded here (another per-CUDA-version copy is)
 
 
 class Target(abc.ABC):

@@ -25,6 +25,25 @@ def _norm(name: str | None) -> str:
     return re.sub(r"[-_.]+", "-", (name or "").lower())
 
 
+def inactive_reason(filename: str, torch_cuda: str | None, env: dict[str, str] | None = None) -> str | None:
+    """Why a per-CUDA-version copy is not the one that loads, or ``None`` when it is (or cannot be told).
+
+    bitsandbytes loads ``libbitsandbytes_cuda<XYZ>`` for the installed torch's CUDA version
+    (``BNB_CUDA_VERSION`` overrides it).
+    """
+    m = PER_CUDA_VERSION.search(filename)
+    if not m:
+        return None
+    override = (env or {}).get("BNB_CUDA_VERSION")
+    wanted = override or (torch_cuda.replace(".", "") if torch_cuda else None)
+    if not wanted:
+        return None
+    if m.group(1) == wanted:
+        return None
+    source = "BNB_CUDA_VERSION" if override else f"torch's CUDA {torch_cuda}"
+    return f"per-CUDA-version copy for CUDA {m.group(1)[:-1]}.{m.group(1)[-1]}; the cuda{wanted} copy loads ({source})"
+
+
 def runtime_compiled_kind(distribution: str | None, filenames: Iterable[str]) -> str | None:
     """``nvcc-jit``, ``triton``, ``per-cuda-version`` or ``None``."""
     dist = _norm(distribution)
