@@ -197,10 +197,8 @@ def render_html(doc: dict[str, Any]) -> str:
             for v in t["verdicts"]
         )
         cov = t["coverage"]
-        rows.append(
-            f"<tr><th>{esc(name)}</th>{cells}<td>{esc(_ranges(cov.get('native', [])))}</td>"
-            f"<td>{esc(_ranges(cov.get('jit', [])))}</td></tr>"
-        )
+        covs = "".join(f"<td>{esc(_ranges(cov.get(k, [])))}</td>" for k in ("native", "jit", "partial"))
+        rows.append(f"<tr><th>{esc(name)}</th>{cells}{covs}</tr>")
     actions = "".join(
         f"<li><b>{esc(a['severity'])}</b> {esc(a['package'])} on {esc(_gpu_label(doc['gpus'][a['gpu']]))}: "
         f"{esc(a['message'])}</li>"
@@ -211,7 +209,8 @@ def render_html(doc: dict[str, Any]) -> str:
         "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
         "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}</style></head><body>"
         f"<h1>cudafit report</h1><p>status: <b>{esc(doc['status'])}</b></p>"
-        f"<table><tr><th>package</th>{head}<th>native on CC</th><th>JIT on CC</th></tr>{''.join(rows)}</table>"
+        f"<table><tr><th>package</th>{head}<th>native on CC</th><th>JIT on CC</th><th>partial on CC</th></tr>"
+        f"{''.join(rows)}</table>"
         f"<h2>What to do</h2><ul>{actions or '<li>nothing</li>'}</ul>"
         f"<p><small>cudafit {esc(doc['cudafit_version'])}</small></p></body></html>\n"
     )
