@@ -92,46 +92,17 @@ def read_elf_header(buf: Buffer, origin: int = 0, size: int | None = None) -> El
     if ei_data != 1:
         msg = f"unsupported ELF byte order (EI_DATA={ei_data}); only little-endian is supported"
         raise BinaryFormatError(msg, offset=origin)
-    if ei_class == 2:
-        if size < 64:
-            msg = "truncated ELF64 header"
-            raise BinaryFormatError(msg, offset=origin)
-        (
-            e_type,
-            machine,
-            _ver,
-            _entry,
-            _phoff,
-            shoff,
-            flags,
-            _ehsize,
-            _phes,
-            _phn,
-            shentsize,
-            shnum,
-            shstrndx,
-        ) = _EHDR64.unpack_from(buf, origin + 16)
-        bits = 64
-    elif ei_class == 1:
-        (
-            e_type,
-            machine,
-            _ver,
-            _entry,
-            _phoff,
-            shoff,
-            flags,
-            _ehsize,
-            _phes,
-            _phn,
-            shentsize,
-            shnum,
-            shstrndx,
-        ) = _EHDR32.unpack_from(buf, origin + 16)
-        bits = 32
-    else:
+    formats = {2: (_EHDR64, 64), 1: (_EHDR32, 32)}
+    if ei_class not in formats:
         msg = f"unsupported ELF class {ei_class}"
         raise BinaryFormatError(msg, offset=origin)
+    fmt, bits = formats[ei_class]
+    if size < 16 + fmt.size:
+        msg = f"truncated ELF{bits} header"
+        raise BinaryFormatError(msg, offset=origin)
+    fields = fmt.unpack_from(buf, origin + 16)
+    e_type, machine, shoff, flags = fields[0], fields[1], fields[5], fields[6]
+    shentsize, shnum, shstrndx = fields[10], fields[11], fields[12]
     return ElfHeader(
         bits=bits,
         osabi=buf[origin + 7],

@@ -222,22 +222,18 @@ def _cubin_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
         arch_specific = info.arch_specific
     except BinaryFormatError as err:
         notes = (f"cubin details unreadable: {err}",)
-    entry = FatbinEntry(
-        kind=EntryKind.SASS,
-        arch_number=arch,
-        variant=ArchVariant.ARCH_SPECIFIC if arch_specific else ArchVariant.NONE,
-        code_version=(1, hdr.abi_version),
-        flags=0x11 | (0x100000 if arch_specific else 0),
-        compression=Compression.NONE,
-        offset=origin,
-        header_size=0,
-        payload_offset=origin,
-        payload_size=size,
-        compressed_size=0,
-        uncompressed_size=0,
-    )
-    module = Module(offset=origin, size=size, section=None, entries=(entry,))
+    variant = ArchVariant.ARCH_SPECIFIC if arch_specific else ArchVariant.NONE
+    module = _whole_file_module(EntryKind.SASS, arch, variant, (1, hdr.abi_version), origin, size)
     return BinaryFacts(path=path, format=FileFormat.CUBIN, size=size, modules=(module,), notes=notes)
+
+
+def _whole_file_module(
+    kind: EntryKind, arch: int, variant: ArchVariant, code_version: tuple[int, int], origin: int, size: int
+) -> Module:
+    """A bare cubin or PTX file as a one-entry module (``header_size`` 0: the file is the payload)."""
+    flags = 0x11 | {ArchVariant.ARCH_SPECIFIC: 0x100000, ArchVariant.FAMILY: 0x200000}.get(variant, 0)
+    entry = FatbinEntry(kind, arch, variant, code_version, flags, Compression.NONE, origin, 0, origin, size, 0, 0)
+    return Module(offset=origin, size=size, section=None, entries=(entry,))
 
 
 # --------------------------------------------------------------------------- other formats
@@ -252,22 +248,7 @@ def _ptx_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
         return _error_facts(path, FileFormat.PTX, size, err)
     isa = PtxIsaVersion(int(ver.group(1)), int(ver.group(2)))
     variant = ArchVariant(tgt.group(3).decode())
-    flags = 0x11 | {ArchVariant.ARCH_SPECIFIC: 0x100000, ArchVariant.FAMILY: 0x200000}.get(variant, 0)
-    entry = FatbinEntry(
-        kind=EntryKind.PTX,
-        arch_number=int(tgt.group(2)),
-        variant=variant,
-        code_version=(isa.major, isa.minor),
-        flags=flags,
-        compression=Compression.NONE,
-        offset=origin,
-        header_size=0,
-        payload_offset=origin,
-        payload_size=size,
-        compressed_size=0,
-        uncompressed_size=0,
-    )
-    module = Module(offset=origin, size=size, section=None, entries=(entry,))
+    module = _whole_file_module(EntryKind.PTX, int(tgt.group(2)), variant, (isa.major, isa.minor), origin, size)
     return BinaryFacts(path=path, format=FileFormat.PTX, size=size, modules=(module,), ptx_isa=isa)
 
 
