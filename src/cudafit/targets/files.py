@@ -53,44 +53,49 @@ def is_candidate_name(name: str) -> bool | None:
 
 
 def iter_candidate_files(root: str) -> Iterator[str]:
-    """Regular files under ``root`` that may hold device code; symlinks are not followed and
-    hard links / duplicate inodes are reported once."""
+    """Regular files under ``root`` that may hold device code, in a stable (sorted) order.
+
+    Symlinks are not followed and hard links / duplicate inodes are reported once.  Only the
+    candidates and sub-directories are sorted, not every file of the tree.
+    """
     seen: set[tuple[int, int]] = set()
     stack = [root]
     while stack:
         d = stack.pop()
+        subdirs: list[str] = []
+        found: list[tuple[str, os.DirEntry[str], bool]] = []
         try:
             with os.scandir(d) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                for e in it:
+                    try:
+                        if e.is_symlink():
+                            continue
+                        if e.is_dir():
+                            subdirs.append(e.path)
+                            continue
+                        if not e.is_file():
+                            continue
+                    except OSError:
+                        continue
+                    verdict = is_candidate_name(e.name)
+                    if verdict is not False:
+                        found.append((e.name, e, verdict is None))
         except OSError:
             continue
-        for e in entries:
-            try:
-                if e.is_symlink():
-                    continue
-                if e.is_dir():
-                    stack.append(e.path)
-                    continue
-                if not e.is_file():
-                    continue
-            except OSError:
-                continue
-            verdict = is_candidate_name(e.name)
-            if verdict is False:
-                continue
+        for _name, e, unsure in sorted(found, key=lambda t: t[0]):
             try:
                 st = e.stat()
             except OSError:
                 yield e.path
                 continue
-            if verdict is None and not (st.st_mode & stat.S_IXUSR):
+            if unsure and not (st.st_mode & stat.S_IXUSR):
                 continue
             key = (st.st_dev, st.st_ino)
             if key in seen:
                 continue
             seen.add(key)
             yield e.path
-        stack.sort(reverse=True)
+        stack.extend(sorted(subdirs, reverse=True))
 
 
 def inspect_candidate(path: str, name: str | None = None) -> ScanItem | None:
