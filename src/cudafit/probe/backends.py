@@ -69,7 +69,7 @@ def probe_nvml(nvml: Any | None = None) -> ProbeResult:
     problems: list[str] = []
     if nvml is None:
         try:
-            import pynvml as nvml_mod  # nvidia-ml-py; optional extra cudafit[nvml]
+            import pynvml as nvml_mod  # nvidia-ml-py
         except ImportError:
             return [], None, None, ["NVML unavailable: the nvidia-ml-py package is not installed"]
         nvml = nvml_mod

@@ -131,8 +131,9 @@ def render_text(doc: dict[str, Any], console: Any) -> None:
             _ranges(cov.get("jit", [])),
             _ranges(cov.get("partial", [])),
         )
-    console.print(table)
-    if not doc["targets"]:
+    if doc["targets"]:
+        console.print(table)
+    else:
         console.print("No CUDA device code found.")
     if not doc["gpus"]:
         console.print(
