@@ -121,6 +121,7 @@ def sniff(head: bytes, name: str = "") -> FileFormat | None:
 #: Libraries embed fatbins they load themselves in data sections: cuFFT ~24 000 in ``.ldata``, cuBLASLt
 #: ~380 in ``.cask_resource``.  Any allocated, non-executable PROGBITS section of a linked file qualifies.
 _SHT_PROGBITS = 1
+_RELEASE_EVERY = 32 << 20  # give walked fatbin pages back every 32 MiB: bounded RSS, few madvise calls
 _SHF_ALLOC = 0x2
 _SHF_EXECINSTR = 0x4
 _EMBED_MIN = 1 << 20  # only sections of at least 1 MiB are probed
@@ -163,9 +164,14 @@ def _elf_facts(buf: Buffer, origin: int, size: int, path: str, embedded: bool = 
                 )
                 return _error_facts(path, fmt, size, err, tuple(modules))
             try:
+                released = sec.offset
                 for module in iter_modules(buf, sec.offset, sec.end, section=sec.name):
                     modules.append(module)
-                    _release(buf, module.offset, module.offset + module.size)
+                    end = module.offset + module.size
+                    if end - released >= _RELEASE_EVERY:
+                        _release(buf, released, end)
+                        released = end
+                _release(buf, released, sec.end)
             except BinaryFormatError as err:
                 return _error_facts(path, fmt, size, err, tuple(modules))
     found_in: list[str] = []
@@ -188,14 +194,12 @@ def _elf_facts(buf: Buffer, origin: int, size: int, path: str, embedded: bool = 
                 found_in.append(sec.name)
                 modules.extend(Module(m.offset, m.size, sec.name, m.entries) for m in located)
         else:
-            # The start (cuFFT, cuBLASLt begin there) and 8 windows spread over the section (cuSPARSELt and
-            # cuDNN keep theirs further in): a probe, not a census; embedded=True reads them all.
-            step = max(_EMBED_PROBE, sec.size // 8)
-            for start in range(sec.offset, sec.end, step):
-                if _probe_embedded(buf, start, min(sec.end, start + _EMBED_PROBE), sec.end):
-                    found_in.append(sec.name)
-                    break
-            _release(buf, sec.offset, sec.end)
+            # A probe, not a census (embedded=True reads them all): cuFFT's .ldata and cuBLASLt's
+            # .cask_resource start with a fatbin; cuSPARSELt and cuDNN keep theirs a few MB into
+            # .cask_resource (NVIDIA's kernel-resource section), which is searched up to the first hit.
+            window = sec.size if sec.name == ".cask_resource" else _EMBED_PROBE
+            if _probe_embedded(buf, sec.offset, min(sec.end, sec.offset + window), sec.end):
+                found_in.append(sec.name)
     return BinaryFacts(path=path, format=fmt, size=size, modules=tuple(modules), embedded_sections=tuple(found_in))
 
 
