@@ -72,6 +72,15 @@ _MAX_ARCH = 1500
 _UNKNOWN_FIELD = 0x0101
 
 
+_COMPRESSION = {0: Compression.NONE, FLAG_LZ4: Compression.LZ4, FLAG_ZSTD: Compression.ZSTD}
+_VARIANTS = {
+    0: ArchVariant.NONE,
+    FLAG_ARCH_SPECIFIC: ArchVariant.ARCH_SPECIFIC,
+    FLAG_FAMILY: ArchVariant.FAMILY,
+    FLAG_ARCH_SPECIFIC | FLAG_FAMILY: ArchVariant.ARCH_SPECIFIC,  # both bits: a wins, as in _variant
+}
+
+
 def _variant(flags: int) -> ArchVariant:
     if flags & FLAG_ARCH_SPECIFIC:
         return ArchVariant.ARCH_SPECIFIC
@@ -92,15 +101,12 @@ def _compression(flags: int, offset: int) -> Compression:
 
 
 def _cstring(buf: Buffer, start: int, limit: int, maximum: int = 4096) -> str:
-    """Read a NUL-terminated string that must lie inside ``[start, limit)``."""
-    end = min(limit, start + maximum)
+    """Read a NUL-terminated string that must lie inside ``[start, limit)`` (no copy beyond it)."""
+    end = min(limit, start + maximum, len(buf))
     if start < 0 or start >= end:
         return ""
-    raw = bytes(buf[start:end])
-    nul = raw.find(b"\0")
-    if nul >= 0:
-        raw = raw[:nul]
-    return raw.decode("utf-8", "replace")
+    nul = buf.find(b"\0", start, end)
+    return bytes(buf[start : nul if nul >= 0 else end]).decode("utf-8", "replace")
 
 
 def decode_entry_header(
@@ -127,7 +133,7 @@ def decode_entry_header(
     if strict and (unknown != _UNKNOWN_FIELD or kind not in _KINDS or arch > _MAX_ARCH or psize % 8):
         msg = "bytes at this offset are not a fatbin entry header"
         raise BinaryFormatError(msg, offset=base + pos)
-    compression = _compression(flags, base + pos)
+    compression = _COMPRESSION.get(flags & (FLAG_LZ4 | FLAG_ZSTD)) or _compression(flags, base + pos)
     if compression is not Compression.NONE and (csize == 0 or csize > psize):
         msg = f"compressed entry declares {csize} compressed bytes in a {psize}-byte payload"
         raise BinaryFormatError(msg, offset=base + pos)
@@ -143,23 +149,23 @@ def decode_entry_header(
         ooff, olen = _U32_PAIR.unpack_from(buf, pos + optoff)
         if ooff and ooff < hsize + psize:
             options = _cstring(buf, pos + ooff, min(pos + ooff + max(olen, 1), nxt))
-    entry = FatbinEntry(
-        kind=_KINDS.get(kind, EntryKind.UNKNOWN),
-        arch_number=arch,
-        variant=_variant(flags),
-        code_version=(major, minor),
-        flags=flags,
-        compression=compression,
-        offset=base + pos,
-        header_size=hsize,
-        payload_offset=base + header_end,
-        payload_size=psize,
-        compressed_size=csize,
-        uncompressed_size=usize,
-        identifier=identifier,
-        options=options,
-        concat_offset=None,
-        raw_kind=kind,
+    entry = FatbinEntry(  # positional: this runs for every entry of every library
+        _KINDS.get(kind, EntryKind.UNKNOWN),
+        arch,
+        _VARIANTS[flags & (FLAG_ARCH_SPECIFIC | FLAG_FAMILY)],
+        (major, minor),
+        flags,
+        compression,
+        base + pos,
+        hsize,
+        base + header_end,
+        psize,
+        csize,
+        usize,
+        identifier,
+        options,
+        None,
+        kind,
     )
     return entry, nxt
 
