@@ -70,7 +70,7 @@ def execute(args: argparse.Namespace) -> int:
     """Scan every PATH and render the facts."""
     from cudafit.report.console import dump_json, make_console
     from cudafit.report.progress import with_progress
-    from cudafit.report.scan import FileReport, render_scan_json, render_scan_text
+    from cudafit.report.scan import FileReport, render_scan_json, render_scan_json_text, render_scan_text
     from cudafit.targets import open_target
     from cudafit.targets.cache import scan_cache
 
@@ -89,7 +89,10 @@ def execute(args: argparse.Namespace) -> int:
     if args.kernels:
         reports = [_kernels_for(r) for r in reports]
     if args.json:
-        dump_json(render_scan_json(reports, with_kernels=args.kernels))
+        if sys.stdout.isatty():
+            dump_json(render_scan_json(reports, with_kernels=args.kernels))  # indented for people
+        else:
+            sys.stdout.write(render_scan_json_text(reports, with_kernels=args.kernels) + "\n")
     else:
         render_scan_text(reports, make_console(), with_kernels=args.kernels, all_files=args.all)
     doc_errors = any(f.error for r in reports for f in (r.facts, *r.facts.members))

@@ -7,6 +7,7 @@ Archs are named as cuobjdump's default dump names them (``sm_90a``, ``sm_100f``,
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -93,8 +94,14 @@ def _iter_flat(report: FileReport) -> Iterable[tuple[BinaryFacts, FileReport]]:
         yield from _iter_flat(FileReport(member, report.package, report.version, report.runtime_compiled))
 
 
-def _file_to_dict(facts: BinaryFacts, report: FileReport, with_kernels: bool) -> dict[str, Any]:
-    entries = [entry_to_dict(e, i, m.relocatable, m.embedded) for i, m in enumerate(facts.modules) for e in m.entries]
+def _file_to_dict(
+    facts: BinaryFacts, report: FileReport, with_kernels: bool, *, entries: bool = True
+) -> dict[str, Any]:
+    entry_list = (
+        [entry_to_dict(e, i, m.relocatable, m.embedded) for i, m in enumerate(facts.modules) for e in m.entries]
+        if entries
+        else None
+    )
     out: dict[str, Any] = {
         "path": facts.path,
         "format": facts.format.value,
@@ -117,8 +124,10 @@ def _file_to_dict(facts: BinaryFacts, report: FileReport, with_kernels: bool) ->
             }
             for i, m in enumerate(facts.modules)
         ],
-        "entries": entries,
+        "entries": entry_list,
     }
+    if entry_list is None:
+        del out["entries"]  # rendered as text by render_scan_json_text
     if facts.ptx_isa is not None:
         out["ptx_isa"] = str(facts.ptx_isa)
     if with_kernels and report.facts is facts:
@@ -154,6 +163,82 @@ def render_scan_json(reports: Sequence[FileReport], *, with_kernels: bool = Fals
             "entries": sum(len(f["entries"]) for f in files),
         },
     }
+
+
+_ENTRY_TEMPLATE = (
+    '{"module":%d,"kind":"%s","arch":"%s","relocatable":%s,"embedded":%s,"compression":"%s",'
+    '"code_version":[%d,%d],"ptx_isa":%s,"debug":%s,"bits":%d,"identifier":%s,"options":%s,'
+    '"payload_size":%d,"compressed_size":%d,"uncompressed_size":%d,"concatenated":%s,"flags":%d}'
+)
+_BOOL = {True: "true", False: "false"}
+
+
+def _entries_text(facts: BinaryFacts) -> str:
+    """The ``entries`` array of one file as JSON text, without building a dict per entry.
+
+    Equivalent to ``json.dumps([entry_to_dict(...)...])`` (a test checks it): large environments
+    hold tens of thousands of entries and this is the hot path of ``scan --json``.  Every string
+    that is not one of cudafit's own identifiers goes through ``json.dumps``.
+    """
+    parts = []
+    for i, m in enumerate(facts.modules):
+        reloc = _BOOL[m.relocatable]
+        emb = _BOOL[m.embedded]
+        for e in m.entries:
+            arch, ptx_isa = _names(e.kind, e.arch_number, e.variant, e.code_version)
+            parts.append(
+                _ENTRY_TEMPLATE
+                % (
+                    i,
+                    e.kind.value,
+                    arch,
+                    reloc,
+                    emb,
+                    e.compression.value,
+                    e.code_version[0],
+                    e.code_version[1],
+                    f'"{ptx_isa}"' if ptx_isa else "null",
+                    _BOOL[bool(e.flags & 0x2)],
+                    64 if e.flags & 0x1 else 32,
+                    json.dumps(e.identifier) if e.identifier else '""',
+                    json.dumps(e.options) if e.options else '""',
+                    e.payload_size,
+                    e.compressed_size,
+                    e.uncompressed_size,
+                    _BOOL[e.concat_offset is not None],
+                    e.flags,
+                )
+            )
+    return "[" + ",".join(parts) + "]"
+
+
+def render_scan_json_text(reports: Sequence[FileReport], *, with_kernels: bool = False) -> str:
+    """:func:`render_scan_json` as compact JSON text, built without a dict per entry (fast path)."""
+    files_text = []
+    n_files = with_code = errors = n_entries = 0
+    for rep in reports:
+        for facts, r in _iter_flat(rep):
+            d = _file_to_dict(facts, r, with_kernels, entries=False)
+            entries = _entries_text(facts)
+            n_files += 1
+            count = sum(len(m.entries) for m in facts.modules)
+            n_entries += count
+            with_code += bool(count)
+            errors += bool(facts.error)
+            head = json.dumps(d, separators=(",", ":"))
+            files_text.append(head[:-1] + ',"entries":' + entries + "}")
+    summary = {"files": n_files, "with_device_code": with_code, "errors": errors, "entries": n_entries}
+    return (
+        '{"schema":'
+        + json.dumps(SCAN_SCHEMA)
+        + ',"cudafit_version":'
+        + json.dumps(__version__)
+        + ',"files":['
+        + ",".join(files_text)
+        + '],"summary":'
+        + json.dumps(summary, separators=(",", ":"))
+        + "}"
+    )
 
 
 def summarize_archs(facts: BinaryFacts) -> tuple[list[str], list[str], list[str], bool]:
