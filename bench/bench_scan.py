@@ -13,7 +13,9 @@ default dump on every shared object.  This script does exactly that and runs
 Usage:
     python bench/bench_scan.py [SITE_PACKAGES]   # default: a torch==2.14.1 venv it creates
 Environment: CUDAFIT_BENCH_VENV (venv location, default ~/.cache/cudafit-bench/venv),
-CUOBJDUMP (path to cuobjdump; default: the nvidia-cuda-cuobjdump wheel's).
+CUDAFIT_TOOL_VENV (where cudafit itself is installed from this checkout, as a user would install it;
+default ~/.cache/cudafit-bench/tool-venv), CUOBJDUMP (path to cuobjdump; default: the
+nvidia-cuda-cuobjdump wheel's).
 Results go to bench/results/scan.json and a Markdown table on stdout.
 """
 
@@ -68,6 +70,15 @@ def ensure_torch_env() -> Path:
     return Path(out.stdout.strip())
 
 
+def ensure_tool() -> list[str]:
+    """cudafit installed from this checkout into its own venv, run the way a user runs it."""
+    venv = Path(os.environ.get("CUDAFIT_TOOL_VENV", Path.home() / ".cache" / "cudafit-bench" / "tool-venv"))
+    if not (venv / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(HERE.parent)], check=True)
+    return [str(venv / "bin" / "cudafit")]
+
+
 def shared_objects(root: Path) -> list[Path]:
     out = []
     for dirpath, _dirs, files in os.walk(root):
@@ -103,7 +114,7 @@ def main() -> int:
     root = Path(sys.argv[1]) if len(sys.argv) > 1 else ensure_torch_env()
     files = shared_objects(root)
     total_bytes = sum(p.stat().st_size for p in files)
-    cudafit = [sys.executable, "-m", "cudafit", "scan", str(root), "--json", "--no-cache"]
+    cudafit = [*ensure_tool(), "scan", str(root), "--json", "--no-cache"]
     env_note = os.environ.get("PYTHONPATH", "")
     runs = [run_measured(cudafit) for _ in range(4)]
     cold = runs[0]

@@ -66,6 +66,65 @@ def _kernels_for(report: Any) -> Any:
     )
 
 
+def _render_job(job: Any) -> tuple[list[str], tuple[int, int, int, int], list[Any]]:
+    """Inspect one file and render it as JSON text (runs in worker processes)."""
+    from cudafit.report.scan import FileReport, file_json_texts
+    from cudafit.targets.cache import current
+
+    cache = current()
+    mark = len(cache.added) if cache is not None else 0
+    item = job.run()
+    added = cache.added[mark:] if cache is not None else []
+    if item is None:
+        return [], (0, 0, 0, 0), added
+    report = FileReport(item.facts, item.package, item.version, item.runtime_compiled)
+    texts, counts = file_json_texts(report)
+    return texts, counts, added
+
+
+def _json_fast(paths: list[str]) -> tuple[str, bool]:
+    """``--json`` to a pipe: file objects rendered as text, large trees split over two processes.
+
+    Returns the document and whether any file had an error.
+    """
+    import os
+
+    from cudafit.report.scan import FileReport, file_json_texts, scan_document_text
+    from cudafit.targets import open_target
+    from cudafit.targets.cache import current
+    from cudafit.targets.parallel import map_forked, worth_forking
+
+    texts: list[str] = []
+    counts: list[tuple[int, int, int, int]] = []
+    cache = current()
+    for spec in paths:
+        target = open_target(spec)
+        iter_jobs = getattr(target, "iter_jobs", None)
+        if iter_jobs is None:
+            for item in target.iter_items():
+                t, c = file_json_texts(FileReport(item.facts, item.package, item.version, item.runtime_compiled))
+                texts.extend(t)
+                counts.append(c)
+            continue
+        jobs = list(iter_jobs())
+        if worth_forking(len(jobs)):
+            weights = []
+            for job in jobs:
+                try:
+                    weights.append(os.stat(job.path).st_size)
+                except OSError:
+                    weights.append(0)
+            results = map_forked(_render_job, jobs, weights)
+        else:
+            results = [_render_job(job) for job in jobs]
+        for t, c, added in results:
+            texts.extend(t)
+            counts.append(c)
+            if cache is not None:
+                cache.merge(added)
+    return scan_document_text(texts, counts), any(c[3] for c in counts)
+
+
 def execute(args: argparse.Namespace) -> int:
     """Scan every PATH and render the facts."""
     from cudafit.report.console import dump_json, make_console
@@ -74,6 +133,11 @@ def execute(args: argparse.Namespace) -> int:
     from cudafit.targets import open_target
     from cudafit.targets.cache import scan_cache
 
+    if args.json and not args.kernels and not sys.stdout.isatty():
+        with scan_cache(enabled=not args.no_cache, embedded=args.embedded):
+            text, had_errors = _json_fast(args.paths)
+        sys.stdout.write(text + "\n")
+        return EXIT_FAILS if had_errors else EXIT_OK
     reports: list[FileReport] = []
     with scan_cache(enabled=not args.no_cache, embedded=args.embedded):
         for spec in args.paths:

@@ -212,33 +212,54 @@ def _entries_text(facts: BinaryFacts) -> str:
     return "[" + ",".join(parts) + "]"
 
 
-def render_scan_json_text(reports: Sequence[FileReport], *, with_kernels: bool = False) -> str:
-    """:func:`render_scan_json` as compact JSON text, built without a dict per entry (fast path)."""
-    files_text = []
+def file_json_texts(report: FileReport, *, with_kernels: bool = False) -> tuple[list[str], tuple[int, int, int, int]]:
+    """One report (and its archive members) as ``cudafit.scan/1`` file objects in JSON text, and
+    (files, entries, files with device code, errors) for the summary."""
+    texts = []
     n_files = with_code = errors = n_entries = 0
-    for rep in reports:
-        for facts, r in _iter_flat(rep):
-            d = _file_to_dict(facts, r, with_kernels, entries=False)
-            entries = _entries_text(facts)
-            n_files += 1
-            count = sum(len(m.entries) for m in facts.modules)
-            n_entries += count
-            with_code += bool(count)
-            errors += bool(facts.error)
-            head = json.dumps(d, separators=(",", ":"))
-            files_text.append(head[:-1] + ',"entries":' + entries + "}")
-    summary = {"files": n_files, "with_device_code": with_code, "errors": errors, "entries": n_entries}
+    for facts, r in _iter_flat(report):
+        d = _file_to_dict(facts, r, with_kernels, entries=False)
+        count = sum(len(m.entries) for m in facts.modules)
+        n_files += 1
+        n_entries += count
+        with_code += bool(count)
+        errors += bool(facts.error)
+        head = json.dumps(d, separators=(",", ":"))
+        texts.append(head[:-1] + ',"entries":' + _entries_text(facts) + "}")
+    return texts, (n_files, n_entries, with_code, errors)
+
+
+def scan_document_text(file_texts: Sequence[str], counts: Sequence[tuple[int, int, int, int]]) -> str:
+    """Assemble the ``cudafit.scan/1`` document from file texts and their counts."""
+    n_files = sum(c[0] for c in counts)
+    summary = {
+        "files": n_files,
+        "with_device_code": sum(c[2] for c in counts),
+        "errors": sum(c[3] for c in counts),
+        "entries": sum(c[1] for c in counts),
+    }
     return (
         '{"schema":'
         + json.dumps(SCAN_SCHEMA)
         + ',"cudafit_version":'
         + json.dumps(__version__)
         + ',"files":['
-        + ",".join(files_text)
+        + ",".join(file_texts)
         + '],"summary":'
         + json.dumps(summary, separators=(",", ":"))
         + "}"
     )
+
+
+def render_scan_json_text(reports: Sequence[FileReport], *, with_kernels: bool = False) -> str:
+    """:func:`render_scan_json` as compact JSON text, built without a dict per entry (fast path)."""
+    texts: list[str] = []
+    counts = []
+    for rep in reports:
+        t, c = file_json_texts(rep, with_kernels=with_kernels)
+        texts.extend(t)
+        counts.append(c)
+    return scan_document_text(texts, counts)
 
 
 def summarize_archs(facts: BinaryFacts) -> tuple[list[str], list[str], list[str], bool]:

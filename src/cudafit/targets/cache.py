@@ -60,6 +60,7 @@ class ScanCache:
         self.embedded = embedded  # also collect fatbins libraries embed to load themselves
         self.entries: dict[Key, BinaryFacts] = {}
         self.dirty = False
+        self.added: list[tuple[Key, BinaryFacts]] = []  # this process's new entries (parallel scans merge them)
         if path:
             self._load(path)
 
@@ -97,8 +98,17 @@ class ScanCache:
         """Remember the facts of an unchanged file (errors are not cached: they may be transient)."""
         if facts.error or not self.path:
             return
-        self.entries[self.key(path, st)] = facts
+        key = self.key(path, st)
+        self.entries[key] = facts
+        self.added.append((key, facts))
         self.dirty = True
+
+    def merge(self, added: list[tuple[Key, BinaryFacts]]) -> None:
+        """Take entries a worker process added."""
+        for key, facts in added:
+            self.entries[key] = facts
+        if added:
+            self.dirty = True
 
     def save(self) -> None:
         """Write the cache atomically (best effort)."""

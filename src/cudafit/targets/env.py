@@ -15,8 +15,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from cudafit.errors import TargetError
-from cudafit.targets.files import inspect_candidate, is_candidate_name, iter_candidate_files
-from cudafit.targets.interface import ScanItem, Target
+from cudafit.targets.files import is_candidate_name, iter_candidate_files
+from cudafit.targets.interface import ScanItem, ScanJob, Target
 from cudafit.targets.runtime import runtime_compiled_kind
 
 __all__ = [
@@ -132,6 +132,13 @@ class EnvironmentTarget(Target):
         return "environment " + ", ".join(self.sites)
 
     def iter_items(self) -> Iterator[ScanItem]:
+        for job in self.iter_jobs():
+            item = job.run()
+            if item is not None:
+                yield item
+
+    def iter_jobs(self) -> Iterator[ScanJob]:
+        """The candidate files with their distribution, before any of them is read."""
         from cudafit.probe.toolchains import read_torch_version
         from cudafit.targets.runtime import inactive_reason
 
@@ -143,26 +150,16 @@ class EnvironmentTarget(Target):
                 for f in dist.files:
                     owner.setdefault(f, dist)
                 runtime[dist.name] = runtime_compiled_kind(dist.name, dist.files)
+        environ = dict(os.environ)
         for site in self.sites:
             for path in iter_candidate_files(site):
-                item = inspect_candidate(path)
-                if item is None:
-                    continue
                 found = owner.get(os.path.normpath(path))
                 if found is None:
-                    yield item
+                    yield ScanJob(path)
                     continue
                 kind = runtime.get(found.name)
-                yield ScanItem(
-                    package=found.name,
-                    version=found.version,
-                    path=item.path,
-                    facts=item.facts,
-                    runtime_compiled=kind,
-                    inactive=inactive_reason(path, torch_cuda, dict(os.environ))
-                    if kind == "per-cuda-version"
-                    else None,
-                )
+                inactive = inactive_reason(path, torch_cuda, environ) if kind == "per-cuda-version" else None
+                yield ScanJob(path, found.name, found.version, kind, inactive)
 
 
 def current_python() -> str:

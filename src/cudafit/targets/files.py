@@ -7,7 +7,7 @@ import stat
 from collections.abc import Iterator
 
 from cudafit.binary import sniff
-from cudafit.targets.interface import ScanItem, Target, error_item
+from cudafit.targets.interface import ScanItem, ScanJob, Target, error_item
 
 __all__ = ["DirectoryTarget", "FileTarget", "is_candidate_name", "iter_candidate_files"]
 
@@ -140,7 +140,12 @@ class DirectoryTarget(Target):
         return f"directory {self.path}"
 
     def iter_items(self) -> Iterator[ScanItem]:
-        for path in iter_candidate_files(self.path):
-            item = inspect_candidate(path)
+        for job in self.iter_jobs():
+            item = job.run()
             if item is not None:
                 yield item
+
+    def iter_jobs(self) -> Iterator[ScanJob]:
+        """The candidate files, before any of them is read."""
+        for path in iter_candidate_files(self.path):
+            yield ScanJob(path)

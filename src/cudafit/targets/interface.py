@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from cudafit.binary.facts import BinaryFacts, FileFormat
 
-__all__ = ["ScanItem", "Target", "error_item"]
+__all__ = ["ScanItem", "ScanJob", "Target", "error_item"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,33 @@ class ScanItem:
     runtime_compiled: str | None = None
     every_kernel_used: bool = False  # e.g. a .pt2 model's cubins: no a/f module is "gated"
     inactive: str | None = None  # why this file is never loaded here (another per-CUDA-version copy is)
+
+
+@dataclass(frozen=True)
+class ScanJob:
+    """A file to inspect, with what is known about it before reading it (for parallel scans)."""
+
+    path: str
+    package: str | None = None
+    version: str | None = None
+    runtime_compiled: str | None = None
+    inactive: str | None = None
+
+    def run(self) -> ScanItem | None:
+        """Inspect the file (through the active scan cache); ``None`` when it cannot hold device code."""
+        from cudafit.targets.files import inspect_candidate
+
+        item = inspect_candidate(self.path)
+        if item is None:
+            return None
+        return ScanItem(
+            package=self.package,
+            version=self.version,
+            path=item.path,
+            facts=item.facts,
+            runtime_compiled=self.runtime_compiled,
+            inactive=self.inactive,
+        )
 
 
 class Target(abc.ABC):
