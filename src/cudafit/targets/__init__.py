@@ -36,10 +36,12 @@ def open_target(spec: str, *, pip_args: Sequence[str] = ()) -> Target:
 
     if os.path.isdir(spec):
         from cudafit.targets.env import EnvironmentTarget, looks_like_site_packages
-        from cudafit.targets.image import ImageTarget, looks_like_image
 
-        if looks_like_image(spec):
-            return ImageTarget(spec)
+        if os.path.isfile(os.path.join(spec, "oci-layout")):
+            from cudafit.targets.image import ImageTarget, looks_like_image
+
+            if looks_like_image(spec):
+                return ImageTarget(spec)
 
         if looks_like_site_packages(spec):
             return EnvironmentTarget([spec])

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-import tempfile
 from collections.abc import Iterator
 from typing import Any
 
@@ -117,6 +116,8 @@ class ScanCache:
         entries = self.entries
         if len(entries) > _MAX_ENTRIES:
             entries = dict(list(entries.items())[-_MAX_ENTRIES:])
+        import tempfile
+
         with contextlib.suppress(OSError):
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), prefix=".scan-")

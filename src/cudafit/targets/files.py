@@ -42,6 +42,10 @@ _SKIP_SUFFIXES = (
 )
 
 
+# Directories that hold only bytecode or packaging metadata, never device code: not walked.
+_METADATA_DIRS = (".dist-info", ".egg-info")
+
+
 def is_candidate_name(name: str) -> bool | None:
     """True: may hold device code by its name; False: certainly not; None: look at its first bytes."""
     lower = name.lower()
@@ -71,7 +75,8 @@ def iter_candidate_files(root: str) -> Iterator[str]:
                         if e.is_symlink():
                             continue
                         if e.is_dir():
-                            subdirs.append(e.path)
+                            if e.name != "__pycache__" and not e.name.endswith(_METADATA_DIRS):
+                                subdirs.append(e.path)
                             continue
                         if not e.is_file():
                             continue
