@@ -62,3 +62,26 @@ def test_disabled(tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("CUDAFIT_NO_CACHE", "1")
     scan(BIN / "libmulti.so")
     assert not cache_dir.exists()
+
+
+def test_cached_json_renderings_follow_file_changes(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    tree = tmp_path / "t"
+    tree.mkdir()
+    shutil.copy(BIN / "libmulti.so", tree / "a.so")
+    env = {**os.environ, "CUDAFIT_CACHE_DIR": str(tmp_path / "c")}
+    cmd = [sys.executable, "-m", "cudafit", "scan", str(tree), "--json"]
+
+    def archs() -> list[str]:
+        doc = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True, env=env).stdout)
+        return [e["arch"] for f in doc["files"] for e in f["entries"]]
+
+    first = archs()
+    assert archs() == first  # served from the cache
+    assert list((tmp_path / "c").glob("json-scan-*.pickle"))
+    shutil.copy(BIN / "libptxonly.so", tree / "a.so")
+    os.utime(tree / "a.so", ns=(2, 2))
+    assert archs() == ["compute_75"]

@@ -66,20 +66,55 @@ def _kernels_for(report: Any) -> Any:
     )
 
 
-def _render_job(job: Any) -> tuple[list[str], tuple[int, int, int, int], list[Any]]:
-    """Inspect one file and render it as JSON text (runs in worker processes)."""
+def _render_job(job: Any) -> tuple[list[str], tuple[int, int, int, int], list[Any], list[Any]]:
+    """Inspect one file and render it as JSON text (runs in worker processes).
+
+    With the scan cache on, an unchanged file's rendering is reused without reading its facts.
+    """
+    import os
+
     from cudafit.report.scan import FileReport, file_json_texts
     from cudafit.targets.cache import current
 
     cache = current()
+    tkey = None
+    if cache is not None and cache.path is not None:
+        try:
+            st = os.stat(job.path)
+        except OSError:
+            st = None
+        if st is not None:
+            tkey = (*cache.key(job.path, st), job.package, job.version, job.runtime_compiled, job.inactive)
+            hit = cache.get_text(tkey)
+            if hit is not None:
+                return hit[0], hit[1], [], []
     mark = len(cache.added) if cache is not None else 0
+    tmark = len(cache.added_texts) if cache is not None else 0
     item = job.run()
-    added = cache.added[mark:] if cache is not None else []
     if item is None:
-        return [], (0, 0, 0, 0), added
-    report = FileReport(item.facts, item.package, item.version, item.runtime_compiled)
-    texts, counts = file_json_texts(report)
-    return texts, counts, added
+        texts: list[str] = []
+        counts = (0, 0, 0, 0)
+    else:
+        texts, counts = file_json_texts(FileReport(item.facts, item.package, item.version, item.runtime_compiled))
+    if cache is not None and tkey is not None and item is not None and not item.facts.error:
+        cache.put_text(tkey, (texts, counts))
+    added = cache.added[mark:] if cache is not None else []
+    added_texts = cache.added_texts[tmark:] if cache is not None else []
+    return texts, counts, added, added_texts
+
+
+def _has_text(cache: Any, job: Any) -> bool:
+    """Whether the scan cache already holds this file's rendering (then no worker is needed for it)."""
+    import os
+
+    if cache is None or cache.path is None:
+        return False
+    try:
+        st = os.stat(job.path)
+    except OSError:
+        return False
+    key = (*cache.key(job.path, st), job.package, job.version, job.runtime_compiled, job.inactive)
+    return cache.get_text(key) is not None
 
 
 def _json_fast(paths: list[str]) -> tuple[str, bool]:
@@ -107,7 +142,10 @@ def _json_fast(paths: list[str]) -> tuple[str, bool]:
                 counts.append(c)
             continue
         jobs = list(iter_jobs())
-        if worth_forking(len(jobs)):
+        if cache is not None and cache.path is not None:
+            _ = cache.texts  # load before forking: the workers inherit it
+        misses = sum(1 for job in jobs if not _has_text(cache, job))
+        if worth_forking(misses):
             weights = []
             for job in jobs:
                 try:
@@ -117,11 +155,11 @@ def _json_fast(paths: list[str]) -> tuple[str, bool]:
             results = map_forked(_render_job, jobs, weights)
         else:
             results = [_render_job(job) for job in jobs]
-        for t, c, added in results:
+        for t, c, added, added_texts in results:
             texts.extend(t)
             counts.append(c)
             if cache is not None:
-                cache.merge(added)
+                cache.merge(added, added_texts)
     return scan_document_text(texts, counts), any(c[3] for c in counts)
 
 

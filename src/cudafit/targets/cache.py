@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from cudafit import __version__
@@ -51,36 +51,81 @@ def cache_dir() -> str:
 Key = tuple[str, int, int, int, bool]
 
 
+TextKey = tuple[Any, ...]
+_LOAD_ERRORS = (
+    OSError,
+    EOFError,
+    pickle.UnpicklingError,
+    AttributeError,
+    ImportError,
+    KeyError,
+    TypeError,
+    ValueError,
+    IndexError,
+)
+
+
+def _load_store(path: str) -> dict[Any, Any]:
+    try:
+        with open(path, "rb") as fh:
+            doc = pickle.load(fh)
+        if isinstance(doc, dict) and doc.get("format") == _FORMAT and doc.get("version") == __version__:
+            entries = doc["entries"]
+            if isinstance(entries, dict):
+                return entries
+    except _LOAD_ERRORS:
+        pass
+    return {}
+
+
+def _save_store(path: str, entries: dict[Any, Any]) -> None:
+    import tempfile
+
+    if len(entries) > _MAX_ENTRIES:
+        entries = dict(list(entries.items())[-_MAX_ENTRIES:])
+    with contextlib.suppress(OSError):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".scan-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump({"format": _FORMAT, "version": __version__, "entries": entries}, fh, protocol=5)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
 class ScanCache:
-    """Facts of files already scanned; ``get`` returns them only if the file is unchanged."""
+    """Facts of files already scanned, and their rendered ``scan --json`` text; each is returned only
+    if the file is unchanged.  Both stores are loaded lazily, on first use."""
 
     def __init__(self, path: str | None, *, embedded: bool = False) -> None:
         self.path = path
+        self.text_path = (
+            os.path.join(os.path.dirname(path), "json-" + os.path.basename(path)) if path is not None else None
+        )
         self.embedded = embedded  # also collect fatbins libraries embed to load themselves
-        self.entries: dict[Key, BinaryFacts] = {}
+        self._entries: dict[Key, BinaryFacts] | None = None
+        self._texts: dict[TextKey, Any] | None = None
         self.dirty = False
+        self.texts_dirty = False
         self.added: list[tuple[Key, BinaryFacts]] = []  # this process's new entries (parallel scans merge them)
-        if path:
-            self._load(path)
+        self.added_texts: list[tuple[TextKey, Any]] = []
 
-    def _load(self, path: str) -> None:
-        try:
-            with open(path, "rb") as fh:
-                doc = pickle.load(fh)
-            if isinstance(doc, dict) and doc.get("format") == _FORMAT and doc.get("version") == __version__:
-                self.entries = doc["entries"]
-        except (
-            OSError,
-            EOFError,
-            pickle.UnpicklingError,
-            AttributeError,
-            ImportError,
-            KeyError,
-            TypeError,
-            ValueError,
-            IndexError,
-        ):
-            self.entries = {}
+    @property
+    def entries(self) -> dict[Key, BinaryFacts]:
+        """Facts by file identity (loaded on first use)."""
+        if self._entries is None:
+            self._entries = _load_store(self.path) if self.path else {}
+        return self._entries
+
+    @property
+    def texts(self) -> dict[TextKey, Any]:
+        """Rendered JSON file objects by (file identity, what the scan knew about it)."""
+        if self._texts is None:
+            self._texts = _load_store(self.text_path) if self.text_path else {}
+        return self._texts
 
     def key(self, path: str, st: os.stat_result) -> Key:
         """The identity of a file's content, as far as the file system tells (and the scan mode)."""
@@ -102,34 +147,37 @@ class ScanCache:
         self.added.append((key, facts))
         self.dirty = True
 
-    def merge(self, added: list[tuple[Key, BinaryFacts]]) -> None:
+    def get_text(self, key: TextKey) -> Any:
+        """A cached rendering, or ``None``."""
+        return self.texts.get(key) if self.path else None
+
+    def put_text(self, key: TextKey, value: Any) -> None:
+        """Remember a rendering."""
+        if not self.path:
+            return
+        self.texts[key] = value
+        self.added_texts.append((key, value))
+        self.texts_dirty = True
+
+    def merge(self, added: Sequence[tuple[Key, BinaryFacts]], added_texts: Sequence[tuple[TextKey, Any]] = ()) -> None:
         """Take entries a worker process added."""
         for key, facts in added:
             self.entries[key] = facts
-        if added:
-            self.dirty = True
+        for tkey, value in added_texts:
+            self.texts[tkey] = value
+        self.dirty |= bool(added)
+        self.texts_dirty |= bool(added_texts)
 
     def save(self) -> None:
-        """Write the cache atomically (best effort)."""
-        if not self.path or not self.dirty:
+        """Write what changed, atomically (best effort)."""
+        if not self.path:
             return
-        entries = self.entries
-        if len(entries) > _MAX_ENTRIES:
-            entries = dict(list(entries.items())[-_MAX_ENTRIES:])
-        import tempfile
-
-        with contextlib.suppress(OSError):
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), prefix=".scan-")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    pickle.dump({"format": _FORMAT, "version": __version__, "entries": entries}, fh, protocol=5)
-                os.replace(tmp, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
-        self.dirty = False
+        if self.dirty and self._entries is not None:
+            _save_store(self.path, self._entries)
+            self.dirty = False
+        if self.texts_dirty and self._texts is not None:
+            _save_store(self.text_path or "", self._texts)
+            self.texts_dirty = False
 
 
 def _renamed(facts: BinaryFacts, name: str) -> BinaryFacts:
