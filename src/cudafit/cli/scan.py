@@ -127,6 +127,7 @@ def _json_fast(paths: list[str]) -> tuple[str, bool]:
     from cudafit.report.scan import FileReport, file_json_texts, scan_document_text
     from cudafit.targets import open_target
     from cudafit.targets.cache import current
+    from cudafit.targets.interface import TreeTarget
     from cudafit.targets.parallel import map_forked, worth_forking
 
     texts: list[str] = []
@@ -134,14 +135,13 @@ def _json_fast(paths: list[str]) -> tuple[str, bool]:
     cache = current()
     for spec in paths:
         target = open_target(spec)
-        iter_jobs = getattr(target, "iter_jobs", None)
-        if iter_jobs is None:
+        if not isinstance(target, TreeTarget):
             for item in target.iter_items():
                 t, c = file_json_texts(FileReport(item.facts, item.package, item.version, item.runtime_compiled))
                 texts.extend(t)
                 counts.append(c)
             continue
-        jobs = list(iter_jobs())
+        jobs = list(target.iter_jobs())
         if cache is not None and cache.path is not None:
             _ = cache.texts  # load before forking: the workers inherit it
         misses = sum(1 for job in jobs if not _has_text(cache, job))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from cudafit.errors import TargetError
 from cudafit.targets.files import is_candidate_name, iter_candidate_files
-from cudafit.targets.interface import ScanItem, ScanJob, Target
+from cudafit.targets.interface import ScanJob, TreeTarget
 from cudafit.targets.runtime import runtime_compiled_kind
 
 __all__ = [
@@ -117,7 +117,7 @@ def site_packages_of(python: str | None = None) -> list[str]:
     return result
 
 
-class EnvironmentTarget(Target):
+class EnvironmentTarget(TreeTarget):
     """One or more site-packages directories."""
 
     def __init__(self, sites: Sequence[str]) -> None:
@@ -130,12 +130,6 @@ class EnvironmentTarget(Target):
 
     def describe(self) -> str:
         return "environment " + ", ".join(self.sites)
-
-    def iter_items(self) -> Iterator[ScanItem]:
-        for job in self.iter_jobs():
-            item = job.run()
-            if item is not None:
-                yield item
 
     def iter_jobs(self) -> Iterator[ScanJob]:
         """The candidate files with their distribution, before any of them is read."""

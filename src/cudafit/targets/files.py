@@ -7,7 +7,7 @@ import stat
 from collections.abc import Iterator
 
 from cudafit.binary import sniff
-from cudafit.targets.interface import ScanItem, ScanJob, Target, error_item
+from cudafit.targets.interface import ScanItem, ScanJob, Target, TreeTarget, error_item
 
 __all__ = ["DirectoryTarget", "FileTarget", "is_candidate_name", "iter_candidate_files"]
 
@@ -135,7 +135,7 @@ class FileTarget(Target):
         yield ScanItem(package=None, version=None, path=facts.path, facts=facts)
 
 
-class DirectoryTarget(Target):
+class DirectoryTarget(TreeTarget):
     """Every candidate file below a directory."""
 
     def __init__(self, path: str) -> None:
@@ -143,12 +143,6 @@ class DirectoryTarget(Target):
 
     def describe(self) -> str:
         return f"directory {self.path}"
-
-    def iter_items(self) -> Iterator[ScanItem]:
-        for job in self.iter_jobs():
-            item = job.run()
-            if item is not None:
-                yield item
 
     def iter_jobs(self) -> Iterator[ScanJob]:
         """The candidate files, before any of them is read."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from cudafit.binary.facts import BinaryFacts, FileFormat
 
-__all__ = ["ScanItem", "ScanJob", "Target", "error_item"]
+__all__ = ["ScanItem", "ScanJob", "Target", "TreeTarget", "error_item"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,20 @@ class Target(abc.ABC):
     @abc.abstractmethod
     def iter_items(self) -> Iterator[ScanItem]:
         """Yield one item per file that may hold device code (and one per problem)."""
+
+
+class TreeTarget(Target):
+    """A target whose files are known before any is read (so a scan can split them over workers)."""
+
+    @abc.abstractmethod
+    def iter_jobs(self) -> Iterator[ScanJob]:
+        """The candidate files, before any of them is read."""
+
+    def iter_items(self) -> Iterator[ScanItem]:
+        for job in self.iter_jobs():
+            item = job.run()
+            if item is not None:
+                yield item
 
 
 def error_item(path: str, message: str, code: str = "target-failed", package: str | None = None) -> ScanItem:
