@@ -68,13 +68,8 @@ def fixes_for(
     out: list[str] = []
     if status in ("fails", "partial"):
         if "ptx-isa-too-new-for-driver" in codes:
-            isas = [
-                m.reasons[0].message
-                for f in verdict.files
-                for m in f.modules
-                if m.reasons[0].code == "ptx-isa-too-new-for-driver"
-            ]
-            needed = _max_isa(isas)
+            isas = [m.needs_ptx_isa for f in verdict.files for m in f.modules if m.needs_ptx_isa is not None]
+            needed = max(isas) if isas else None
             found = min_driver_for_ptx_isa(needed) if needed else None
             if found:
                 cuda, drv = found
@@ -114,15 +109,3 @@ def _gencode(gpus: Sequence[Any]) -> str:
     top = ccs[-1].arch_number
     flags.append(f"-gencode arch=compute_{top},code=compute_{top}")
     return " ".join(flags)
-
-
-def _max_isa(messages: Sequence[str]) -> PtxIsaVersion | None:
-    import re
-
-    best: PtxIsaVersion | None = None
-    for msg in messages:
-        m = re.search(r"has ISA (\d+)\.(\d+)", msg)
-        if m:
-            isa = PtxIsaVersion(int(m.group(1)), int(m.group(2)))
-            best = isa if best is None or isa > best else best
-    return best

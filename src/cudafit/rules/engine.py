@@ -183,6 +183,8 @@ class ModuleVerdict:
     ptx: tuple[str, ...]
     chosen: str | None
     reasons: tuple[Reason, ...]
+    #: The PTX ISA a driver's JIT must accept for this module to run (its compatible PTX was too new).
+    needs_ptx_isa: PtxIsaVersion | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -222,7 +224,7 @@ def evaluate_module(
     """
     canon = Module(0, 0, "__nv_relfatbin" if module.relocatable else None, _signature(module))
     v = _decide(canon, gpu.compute_capability, driver, jit_allowed, gating)
-    return ModuleVerdict(index, module.section, v.status, v.sass, v.ptx, v.chosen, v.reasons)
+    return ModuleVerdict(index, module.section, v.status, v.sass, v.ptx, v.chosen, v.reasons, v.needs_ptx_isa)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -262,6 +264,7 @@ def _decide(
         return ModuleVerdict(index, module.section, Status.NATIVE, sass, ptx, best.entry.arch_name, (r,))
     # Nothing usable: collect why, and decide between "gated" and "fails".
     why: list[Reason] = []
+    blocked_isas: list[PtxIsaVersion] = []
     for e in code:
         if e.kind is EntryKind.SASS:
             _, bad = _sass_fit(e, cc)
@@ -275,6 +278,8 @@ def _decide(
                 why.append(reason("jit-disabled", f"{e.arch_name} PTX would JIT, but PTX JIT is disabled"))
             else:
                 isa_limit, _ = _isa_limit(driver)
+                if e.ptx_isa is not None:
+                    blocked_isas.append(e.ptx_isa)
                 why.append(
                     reason(
                         "ptx-isa-too-new-for-driver",
@@ -291,7 +296,8 @@ def _decide(
     summary = decisive or reason(
         "no-compatible-code", f"no code for {cc}: module has {', '.join(sass + ptx)} (no kernel image, error 209)"
     )
-    return ModuleVerdict(index, module.section, Status.FAILS, sass, ptx, None, _dedupe((summary, *why)))
+    needs = min(blocked_isas) if blocked_isas and jit_allowed else None
+    return ModuleVerdict(index, module.section, Status.FAILS, sass, ptx, None, _dedupe((summary, *why)), needs)
 
 
 def _dedupe(reasons: Sequence[Reason]) -> tuple[Reason, ...]:
