@@ -353,3 +353,26 @@ def test_resolution_json_matches_schema() -> None:
     jsonschema.validate(doc, SCHEMA)
     assert doc["gpus"][0]["compute_capability"] == "8.6"
     assert doc["errors"][0]["candidates"]
+
+
+def test_torch_order_used_only_when_the_caller_initialised_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    props = [
+        types.SimpleNamespace(pci_domain_id=0, pci_bus_id=2, pci_device_id=0),  # cuda:0 = the 3090
+        types.SimpleNamespace(pci_domain_id=0, pci_bus_id=1, pci_device_id=0),
+    ]
+    state = {"initialized": False}
+    cuda = types.SimpleNamespace(
+        is_initialized=lambda: state["initialized"],
+        device_count=lambda: 2,
+        get_device_properties=lambda i: props[i],
+    )
+    monkeypatch.setitem(sys.modules, "torch", types.SimpleNamespace(cuda=cuda))
+    inv = probe.probe_machine(nvml=FakeNvml(HOSTS["mixed_2080_3090"]), env={})
+    assert inv.ordering_estimated  # torch present but CUDA not initialised: not asked
+    probe.clear_cache()
+    state["initialized"] = True
+    inv = probe.probe_machine(nvml=FakeNvml(HOSTS["mixed_2080_3090"]), env={})
+    assert not inv.ordering_estimated
+    assert ordinals(inv.devices) == {"2080": 1, "3090": 0}

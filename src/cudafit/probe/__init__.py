@@ -76,6 +76,8 @@ def probe_machine(
                 limits = {k: int(v) for k, v in (info or {}).items() if k.startswith(("sm_", "max_"))}
                 enriched.append(GpuDevice(**{**d.__dict__, "limits": limits}))
             devices = enriched
+    if driver_order is None and devices:
+        driver_order = _torch_order()  # the caller's own CUDA enumeration, when it already initialised CUDA
     if not devices and driver is None and not any("not found" in p or "not installed" in p for p in problems):
         problems.append("no NVIDIA GPU found")
     devices_t, estimated, note = assign_cuda_indices(devices, environ, driver_order)
@@ -218,6 +220,22 @@ def inventory_to_dict(inv: Inventory) -> dict[str, Any]:
         "gpus": gpus,
         "errors": [],
     }
+
+
+def _torch_order() -> list[str] | None:
+    """PCI bus ids in CUDA ordinal order, from torch - only if the caller already initialised CUDA with it
+    (asking torch otherwise would initialise CUDA, which probing never does by default)."""
+    if not torch_is_initialized():
+        return None
+    torch = sys.modules["torch"]
+    try:
+        order = []
+        for i in range(torch.cuda.device_count()):
+            p = torch.cuda.get_device_properties(i)
+            order.append(f"{int(p.pci_domain_id):08x}:{int(p.pci_bus_id):02x}:{int(p.pci_device_id):02x}.0")
+    except Exception:
+        return None
+    return order
 
 
 def torch_is_initialized() -> bool:
