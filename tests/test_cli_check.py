@@ -179,3 +179,22 @@ def test_per_cuda_version_copies_only_the_loaded_one_counts(tmp_path: Path) -> N
     assert t["verdicts"][0]["status"] == "native"
     assert [Path(i["path"]).name for i in t["inactive"]] == ["libbitsandbytes_cuda121.so"]
     assert rc == 0
+
+
+def test_cuda13_stack_on_pascal_is_one_root_cause(tmp_path: Path) -> None:
+    """Every package of a CUDA-13-era stack fails on a GTX 1080 Ti for one reason: one action, not N."""
+    site = tmp_path / "site-packages"
+    for name in ("alpha", "beta"):
+        (site / name).mkdir(parents=True)
+        write_lib(site / name / "_C.so", (2, 75), (2, 90), (1, 90))
+        di = site / f"{name}-1.0.dist-info"
+        di.mkdir()
+        (di / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n\n")
+        (di / "RECORD").write_text(f"{name}/_C.so,,\n")
+    rc, out, _err = run("doctor", "--site-packages", str(site), "--gpu", "1080 Ti", "--json", "--no-probe")
+    doc = json.loads(out)
+    assert rc == 1
+    (action,) = doc["actions"]
+    assert action["package"] == "alpha, beta"
+    assert "CUDA 13 builds" in action["message"]
+    assert "cu126" in action["message"]

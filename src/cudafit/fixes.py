@@ -79,12 +79,35 @@ def fixes_for(
         if "no-compatible-code" in codes or "built-only-for-other-gpus" in codes or "partial-modules" in codes:
             plan = arch_list_for([g.compute_capability for g in all_gpus])
             name = package.lower()
-            if not distribution:
+            lowest = _lowest_arch(verdict)
+            if cc < ComputeCapability(7, 5) and lowest is not None and lowest >= 75:
+                # CUDA 13 toolkits cannot target Maxwell/Pascal/Volta (fatbin_spec.md §E.7): one root cause for
+                # every package of a CUDA-13-era stack; the same text groups them in the report.
+                out.append(
+                    f"CUDA 13 builds (code from sm_75 up) cannot run on compute capability {cc}: use the CUDA 12 "
+                    f"build of the stack, e.g. pip install torch --index-url {PYTORCH_INDEX}cu126 (its nvidia-*-cu12 "
+                    f"libraries); verify first: cudafit check torch --index-url {PYTORCH_INDEX}cu126 --gpu {cc}"
+                )
+            elif status == "partial" and (name.startswith("nvidia-") or name in _BINARY_ONLY):
+                pass  # vendor libraries specialise modules per arch and dispatch them: nothing for the user to do
+            elif status == "partial":
+                c = verdict.counts
+                out.append(
+                    f"{c.fails} of {c.total} modules have no code for {cc} (see the reasons for their archs): their "
+                    f"kernels fail with 'no kernel image' if called; list them with cudafit scan --kernels"
+                )
+            elif name.startswith("nvidia-") or name in _BINARY_ONLY:
+                if name in ("torch", "pytorch"):
+                    out.append(_torch_index_hint(cc))
+                else:
+                    out.append(
+                        f"install a build of {package} that carries sm_{cc.arch_number} code; check candidates "
+                        f"first: cudafit check '{package}' --gpu {cc} (add --index-url for per-CUDA indexes)"
+                    )
+            elif not distribution:
                 out.append(
                     f"rebuild these binaries with code for {cc}: nvcc {_gencode(all_gpus)} (cudafit plan --gpu ...)"
                 )
-            elif name in ("torch", "pytorch"):
-                out.append(_torch_index_hint(cc))
             else:
                 spec = f"{package}=={version}" if version else package
                 out.append(
@@ -101,6 +124,22 @@ def fixes_for(
             f"that check __CUDA_ARCH__ take the lower arch's path; a build with sm_{cc.arch_number} avoids both"
         )
     return out
+
+
+# Distributions only NVIDIA or the framework can rebuild: never suggest a source build for them.
+_BINARY_ONLY = {"torch", "pytorch", "triton", "pytorch-triton", "tensorrt", "tensorrt-cu12", "tensorrt-cu13"}
+
+
+def _lowest_arch(verdict: Any) -> int | None:
+    """The lowest SASS/PTX arch number in the package's loadable modules."""
+    nums = [
+        int("".join(ch for ch in a.split("_", 1)[1] if ch.isdigit()))
+        for f in verdict.files
+        for m in f.modules
+        if m.status.value != "none"
+        for a in (*m.sass, *m.ptx)
+    ]
+    return min(nums) if nums else None
 
 
 def _gencode(gpus: Sequence[Any]) -> str:

@@ -78,6 +78,7 @@ def check_document(analysis: Analysis, *, machine: dict[str, Any] | None = None)
                 "fixes": fixes,
             }
         )
+    actions = _group_actions(actions)
     actions.sort(key=lambda a: (_SEVERITY_ORDER.get(a["severity"], 9), a["package"]))
     overall = worst_status(p.status for p in analysis.packages) if analysis.gpus else "none"
     return {
@@ -92,6 +93,21 @@ def check_document(analysis: Analysis, *, machine: dict[str, Any] | None = None)
         "actions": actions,
         "notes": list(analysis.notes),
     }
+
+
+def _group_actions(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One action per (GPU, message): packages sharing a root cause are listed together."""
+    grouped: dict[tuple[int, str], dict[str, Any]] = {}
+    for a in actions:
+        key = (a["gpu"], a["message"])
+        if key in grouped:
+            g = grouped[key]
+            g["package"] += ", " + a["package"]
+            if _SEVERITY_ORDER.get(a["severity"], 9) < _SEVERITY_ORDER.get(g["severity"], 9):
+                g["severity"] = a["severity"]
+        else:
+            grouped[key] = dict(a)
+    return list(grouped.values())
 
 
 def _cell(status: str) -> str:
