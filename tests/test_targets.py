@@ -237,3 +237,18 @@ def test_real_cpu_pt2_from_aotinductor(tmp_path: Path) -> None:
     assert model.device == "cpu"
     assert model.shared_objects
     assert any("compiled for cpu but to be run on cuda" in p for p in report.problems)
+
+
+def test_kernels_of_wheel_members(tmp_path: Path) -> None:
+    whl = make_wheel(tmp_path / "pkg-1.0-cp311-cp311-linux_x86_64.whl")
+    p = subprocess.run(
+        [sys.executable, "-m", "cudafit", "scan", str(whl), "--kernels", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    files = {f["path"].split("!")[1]: f for f in json.loads(p.stdout)["files"]}
+    kernels = files["pkg/_C.so"]["kernels"]
+    assert {k["name"] for k in kernels} == {"_Z7add_onePfi", "_Z5scalePddi"}
+    assert files["pkg/cubins/k.cubin"]["kernels"]
+    assert files["pkg/_C.so"]["kernel_error"] is None

@@ -39,31 +39,61 @@ def _kernels_for(report: Any) -> Any:
     import os
     from dataclasses import replace
 
-    from cudafit.binary.facts import CubinInfo
-    from cudafit.binary.kernels import iter_cubins
     from cudafit.report.scan import KernelRow
 
     facts = report.facts
     if not facts.modules and not facts.members:
         return report
     path = facts.path
-    if not os.path.isfile(path):
-        return replace(report, kernel_error="kernel listing reads the file from disk; extract this member first")
     rows: list[KernelRow] = []
     stubs: set[int] = set()
     errors: list[str] = []
-    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        for target in (facts, *facts.members):
-            for index, entry, info in iter_cubins(mm, target):
-                if not isinstance(info, CubinInfo):
-                    errors.append(f"module {index} {entry.arch_name}: {info}")
-                    continue
-                if info.is_dlink_stub:
-                    stubs.add(index)
-                rows.extend(KernelRow(index, entry.arch_name, k) for k in info.kernels)
+    if os.path.isfile(path):
+        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            _collect(mm, facts, rows, stubs, errors)
+    else:
+        data, problem = _zip_member(path)
+        if data is None:
+            return replace(report, kernel_error=problem)
+        _collect(data, facts, rows, stubs, errors)
     return replace(
         report, kernels=tuple(rows), stub_modules=tuple(sorted(stubs)), kernel_error="; ".join(errors) or None
     )
+
+
+_MAX_MEMBER = 256 * 1024 * 1024
+
+
+def _zip_member(path: str) -> tuple[bytes | None, str]:
+    """The bytes of ``WHEEL!MEMBER`` (wheels and .pt2 are zips), bounded in size."""
+    import zipfile
+
+    outer, _, member = path.partition("!")
+    if not member or "!" in member:
+        return None, "kernel listing reads files and zip members (wheels, .pt2); extract this member first"
+    try:
+        with zipfile.ZipFile(outer) as zf:
+            info = zf.getinfo(member)
+            if info.file_size > _MAX_MEMBER:
+                return None, f"member is {info.file_size >> 20} MiB; extract it to list its kernels"
+            return zf.read(info), ""
+    except (OSError, KeyError, zipfile.BadZipFile, ValueError) as err:
+        return None, f"cannot re-read {member}: {err}"
+
+
+def _collect(buf: Any, facts: Any, rows: list[Any], stubs: set[int], errors: list[str]) -> None:
+    from cudafit.binary.facts import CubinInfo
+    from cudafit.binary.kernels import iter_cubins
+    from cudafit.report.scan import KernelRow
+
+    for target in (facts, *facts.members):
+        for index, entry, info in iter_cubins(buf, target):
+            if not isinstance(info, CubinInfo):
+                errors.append(f"module {index} {entry.arch_name}: {info}")
+                continue
+            if info.is_dlink_stub:
+                stubs.add(index)
+            rows.extend(KernelRow(index, entry.arch_name, k) for k in info.kernels)
 
 
 def _render_job(job: Any) -> tuple[list[str], tuple[int, int, int, int], list[Any], list[Any]]:
