@@ -198,3 +198,15 @@ def test_cuda13_stack_on_pascal_is_one_root_cause(tmp_path: Path) -> None:
     assert action["package"] == "alpha, beta"
     assert "CUDA 13 builds" in action["message"]
     assert "cu126" in action["message"]
+
+
+def test_runtime_needs_a_newer_driver() -> None:
+    """libdlink.so loads libcudart.so.13: a 570 driver (CUDA 12.8) cannot run it (error 35)."""
+    rc, doc = check_json(str(BIN / "libdlink.so"), "--gpu", "8.0", "--driver", "570.124.06")
+    assert rc == 1
+    v = doc["targets"][0]["verdicts"][0]
+    assert v["status"] == "fails"
+    assert v["reasons"][0]["code"] == "driver-too-old-for-runtime"
+    assert any("580 branch" in f for f in doc["targets"][0]["fixes"])
+    rc, doc = check_json(str(BIN / "libdlink.so"), "--gpu", "8.0", "--driver", "580.65.06")
+    assert doc["targets"][0]["verdicts"][0]["status"] == "native"

@@ -8,6 +8,7 @@ an arch), the fix is the command that finds out.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -67,6 +68,14 @@ def fixes_for(
     cc: ComputeCapability = gpu.compute_capability
     out: list[str] = []
     if status in ("fails", "partial"):
+        if "driver-too-old-for-runtime" in codes:
+            branch = next(r.message for r in verdict.reasons if r.code == "driver-too-old-for-runtime")
+            m = re.search(r"needs driver >= (\d+)", branch)
+            if m:
+                out.append(
+                    f"upgrade the NVIDIA driver to the {m.group(1)} branch or newer (this package's CUDA "
+                    f"runtime needs it), or install a build for an older CUDA major"
+                )
         if "ptx-isa-too-new-for-driver" in codes:
             isas = [m.needs_ptx_isa for f in verdict.files for m in f.modules if m.needs_ptx_isa is not None]
             needed = max(isas) if isas else None

@@ -207,6 +207,8 @@ class BinaryFacts:
     #: Data sections where a quick probe found fatbins the library loads itself (see Module.embedded);
     #: their modules are in ``modules`` only when the file was scanned with ``embedded=True``.
     embedded_sections: tuple[str, ...] = ()
+    #: DT_NEEDED entries of a linked ELF file (``libcudart.so.13`` says which CUDA runtime it loads).
+    needed: tuple[str, ...] = ()
 
     @property
     def entries(self) -> tuple[FatbinEntry, ...]:

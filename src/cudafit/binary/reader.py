@@ -30,6 +30,7 @@ from cudafit.binary._elf import (
     ET_DYN,
     ET_EXEC,
     ET_REL,
+    Section,
     read_elf_header,
     read_sections,
     section_bounds_ok,
@@ -200,7 +201,42 @@ def _elf_facts(buf: Buffer, origin: int, size: int, path: str, embedded: bool = 
             window = sec.size if sec.name == ".cask_resource" else _EMBED_PROBE
             if _probe_embedded(buf, sec.offset, min(sec.end, sec.offset + window), sec.end):
                 found_in.append(sec.name)
-    return BinaryFacts(path=path, format=fmt, size=size, modules=tuple(modules), embedded_sections=tuple(found_in))
+    return BinaryFacts(
+        path=path,
+        format=fmt,
+        size=size,
+        modules=tuple(modules),
+        embedded_sections=tuple(found_in),
+        needed=_needed(buf, sections, origin, size, hdr.bits) if linked else (),
+    )
+
+
+_SHT_DYNAMIC = 6
+_DT_NEEDED = 1
+
+
+def _needed(buf: Buffer, sections: list[Section], origin: int, size: int, bits: int) -> tuple[str, ...]:
+    """DT_NEEDED names from ``.dynamic`` (the libraries the dynamic loader maps with this file).
+
+    Only the two small sections involved are read; a malformed table yields what was readable.
+    """
+    dyn = next((s for s in sections if s.type == _SHT_DYNAMIC), None)
+    if dyn is None or not 0 <= dyn.link < len(sections) or not section_bounds_ok(dyn, origin, size):
+        return ()
+    strtab = sections[dyn.link]
+    if not section_bounds_ok(strtab, origin, size):
+        return ()
+    entry = struct.Struct("<qQ" if bits == 64 else "<iI")
+    names: list[str] = []
+    for off in range(dyn.offset, dyn.end - entry.size + 1, entry.size):
+        tag, val = entry.unpack_from(buf, off)
+        if tag == 0:
+            break
+        if tag == _DT_NEEDED and val < strtab.size:
+            end = buf.find(b"\0", strtab.offset + val, strtab.end)
+            raw = bytes(buf[strtab.offset + val : end if end >= 0 else strtab.end])
+            names.append(raw.decode("utf-8", "replace"))
+    return tuple(names)
 
 
 def _release(buf: Buffer, start: int, end: int) -> None:

@@ -113,6 +113,7 @@ def _file_to_dict(
         "error_code": facts.error_code,
         "notes": list(facts.notes),
         "embedded_sections": list(facts.embedded_sections),
+        "needed": list(facts.needed),
         "modules": [
             {
                 "index": i,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -429,12 +430,33 @@ def evaluate_file(
         verdicts.append(pool)
     counts = _count(verdicts)
     status, summary = _adjust_for_unscanned_embedded([facts], *_combine(counts, relocatable))
+    runtime = _runtime_too_new(facts, driver)
+    if runtime is not None and status is not Status.NONE:
+        status, summary = Status.FAILS, (runtime, *summary)
     detail = _summarise_failures([v for v in verdicts if v is not pool])
     if pool is not None:
         detail += pool.reasons
     if facts.error:
         detail += (reason("unreadable", f"{facts.path}: {facts.error}"),)
     return FileVerdict(facts.path, status, counts, tuple(verdicts), summary + detail)
+
+
+def _runtime_too_new(facts: BinaryFacts, driver: DriverVersion | None) -> Reason | None:
+    """Step 1 of the decision procedure (fatbin_spec.md §E.6): the CUDA runtime a file loads must be
+    supported by the driver, or every CUDA call fails with error 35 before any kernel matters."""
+    if driver is None:
+        return None
+    for name in facts.needed:
+        m = re.match(r"libcudart\.so\.(\d+)", name)
+        if not m:
+            continue
+        floor = tables.runtime_min_driver_branch(int(m.group(1)))
+        if floor is not None and driver.major < floor:
+            return reason(
+                "driver-too-old-for-runtime",
+                f"loads {name}: CUDA {m.group(1)}.x needs driver >= {floor}, this is {driver} (error 35)",
+            )
+    return None
 
 
 def _adjust_for_unscanned_embedded(
@@ -531,6 +553,10 @@ def evaluate_package(
     counts = _count(modules)
     relocatable = any(m.section == "__nv_relfatbin" for m in modules)
     status, summary = _adjust_for_unscanned_embedded(files, *_combine(counts, relocatable))
+    coded = [fv for fv in fverdicts if fv.status is not Status.NONE]
+    no_runtime = [fv for fv in coded if any(r.code == "driver-too-old-for-runtime" for r in fv.reasons)]
+    if no_runtime:  # those files cannot even start their CUDA runtime on this driver
+        status = Status.FAILS if len(no_runtime) == len(coded) else Status.PARTIAL
     detail = tuple(
         dict.fromkeys(r for fv in fverdicts for r in fv.reasons if r.code != "partial-modules" and r not in summary)
     )

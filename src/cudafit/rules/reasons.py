@@ -18,6 +18,7 @@ FATBIN_BLOG = "https://developer.nvidia.com/blog/cuda-pro-tip-understand-fat-bin
 NVCC_RDC = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#using-separate-compilation-in-cuda"
 RELEASE_NOTES = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html"
 DRIVER_MODULES = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MODULE.html"
+MINOR_COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html"
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,12 @@ REASONS: dict[str, ReasonInfo] = {
             "fatbins embedded in data sections that the library loads itself (cuModuleLoadData), choosing one "
             "for the GPU; not registered with the runtime",
             DRIVER_MODULES,
+        ),
+        ReasonInfo(
+            "driver-too-old-for-runtime",
+            "the file loads a CUDA runtime (libcudart.so.N) whose major needs a newer driver: "
+            "cudaErrorInsufficientDriver (35) at the first CUDA call",
+            MINOR_COMPAT + "; " + RELEASE_NOTES + " Table 2",
         ),
         ReasonInfo("no-device-code", "no CUDA device code in the file(s)", FATBIN_BLOG),
         ReasonInfo("unreadable", "a file could not be read; its code is not part of the verdict", FATBIN_BLOG),

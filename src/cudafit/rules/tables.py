@@ -39,6 +39,7 @@ __all__ = [
     "is_tegra",
     "iter_compute_capabilities",
     "load_tables",
+    "runtime_min_driver_branch",
     "toolkit_for_driver",
     "toolkit_min_driver",
     "toolkit_ptx_isa",
@@ -167,6 +168,15 @@ def load_tables() -> Tables:
         sources={**tk_doc["sources"], "compute_capabilities": ccs_doc["source"], "tegra": ccs_doc["tegra_source"]},
         as_of=tk_doc["as_of"],
     )
+
+
+def runtime_min_driver_branch(cuda_major: int) -> int | None:
+    """The oldest driver branch that runs a CUDA runtime of this major (minor-version compatibility:
+    13.x >= 580, 12.x >= 525, 11.x >= 450; https://docs.nvidia.com/deploy/cuda-compatibility/)."""
+    for floor in load_tables().minor_version_floors:
+        if int(floor["toolkit_major"]) == cuda_major:
+            return int(floor["min_driver"])
+    return None
 
 
 def iter_compute_capabilities() -> Iterator[ComputeCapability]:
