@@ -131,3 +131,23 @@ def ar(members: list[tuple[str, bytes]]) -> bytes:
         assert len(header) == 60
         out += header + blob + (b"\n" if len(blob) % 2 else b"")
     return out
+
+
+def pe(sections: list[tuple[str, bytes]]) -> bytes:
+    """A minimal PE file: DOS stub with e_lfanew, PE signature, COFF header, section table, raw data."""
+    pe_off = 0x80
+    table = pe_off + 24  # no optional header
+    data_start = table + 40 * len(sections)
+    data_start += -data_start % 0x200
+    out = bytearray(b"MZ" + b"\0" * (pe_off - 2))
+    struct.pack_into("<I", out, 0x3C, pe_off)
+    out += b"PE\0\0" + struct.pack("<HHIIIHH", 0x8664, len(sections), 0, 0, 0, 0, 0x2022)
+    raw = bytearray()
+    headers = b""
+    for name, blob in sections:
+        ptr = data_start + len(raw)
+        headers += struct.pack("<8sIIIIIIHHI", name.encode()[:8], len(blob), 0x1000, len(blob), ptr, 0, 0, 0, 0, 0)
+        raw += blob + b"\0" * (-len(blob) % 0x200)
+    out += headers
+    out += b"\0" * (data_start - len(out))
+    return bytes(out + raw)

@@ -357,3 +357,19 @@ def test_fuzz_random_bytes_never_raise(blob: bytes) -> None:
 def test_binary_error_carries_offset() -> None:
     err = BinaryFormatError("bad", offset=0x40)
     assert "0x40" in str(err)
+
+
+def test_pe_dll_fatbins_and_corruption() -> None:
+    from builders import pe
+
+    dll = pe([(".text", b"\x90" * 64), (".nv_fatb", good_fatbin()), (".rdata", b"x" * 100)])
+    facts = inspect_bytes(dll, "torch_cuda.dll")
+    assert facts.format is FileFormat.PE
+    assert facts.error is None
+    assert [m.section for m in facts.modules] == [".nv_fatb"]
+    assert kinds_archs(facts)[:2] == [("sass", "sm_80"), ("sass", "sm_90a")]
+    assert len(facts.runtime_modules) == 1
+    assert sniff(dll[:64], "x.pyd") is FileFormat.PE
+    broken = inspect_bytes(dll[:300], "x.dll")
+    assert isinstance(broken, BinaryFacts)
+    assert inspect_bytes(b"MZ" + b"\0" * 100, "notpe.dll").format is FileFormat.NOT_CUDA

@@ -50,6 +50,7 @@ class FileFormat(str, enum.Enum):
     ELF_SHARED = "elf-shared"  # ET_DYN host library
     ELF_EXEC = "elf-exec"  # ET_EXEC host program
     ELF_OBJECT = "elf-object"  # ET_REL host object (.o)
+    PE = "pe"  # Windows DLL/PYD/EXE (fatbins in the .nv_fatb section)
     ARCHIVE = "archive"  # ar archive (.a), members reported separately
     CUBIN = "cubin"  # bare device ELF (e_machine 190)
     FATBIN = "fatbin"  # raw fatbin file

@@ -45,7 +45,6 @@ from cudafit.binary.facts import (
     Module,
 )
 from cudafit.binary.fatbin import (
-    FATBIN_HEADER_SIZE,
     FATBIN_MAGIC_BYTES,
     Buffer,
     iter_modules,
@@ -112,7 +111,7 @@ def sniff(head: bytes, name: str = "") -> FileFormat | None:
     if lower.endswith(_PTX_SUFFIXES) or (b".version" in head[:4096] and b".target" in head[:4096]):
         return FileFormat.PTX
     if head.startswith(b"MZ") and lower.endswith((".dll", ".pyd", ".exe")):
-        return FileFormat.NOT_CUDA  # PE: located, not parsed (see inspect_bytes)
+        return FileFormat.PE
     return None
 
 
@@ -267,6 +266,44 @@ def _cubin_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
     return BinaryFacts(path=path, format=FileFormat.CUBIN, size=size, modules=(module,), notes=notes)
 
 
+_PE_SECTION = struct.Struct("<8sIIII")
+
+
+def _pe_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
+    """A Windows PE file (DLL, PYD, EXE): fatbins of the ``.nv_fatb`` section (nvcc's ``.nv_fatbin`` cut to
+    PE's 8-character names), plus the same embedded-fatbin probe as for ELF data sections.
+
+    PE/COFF layout: https://learn.microsoft.com/en-us/windows/win32/debug/pe-format
+    """
+    (pe_off,) = struct.unpack_from("<I", buf, origin + 0x3C)
+    if pe_off + 24 > size or bytes(buf[origin + pe_off : origin + pe_off + 4]) != b"PE\0\0":
+        return BinaryFacts(path=path, format=FileFormat.NOT_CUDA, size=size)
+    _machine, count, _ts, _sym, _nsym, opt_size, _chars = struct.unpack_from("<HHIIIHH", buf, origin + pe_off + 4)
+    table = pe_off + 24 + opt_size
+    if table + count * 40 > size:
+        err = BinaryFormatError("PE section table runs past the end of the file", offset=origin + table)
+        return _error_facts(path, FileFormat.PE, size, err)
+    modules: list[Module] = []
+    found_in: list[str] = []
+    for i in range(count):
+        raw_name, vsize, _va, raw_size, raw_ptr = _PE_SECTION.unpack_from(buf, origin + table + i * 40)
+        name = raw_name.rstrip(b"\0").decode("latin-1")
+        length = min(raw_size, vsize) if vsize else raw_size
+        start, end = origin + raw_ptr, origin + raw_ptr + length
+        if length == 0 or raw_ptr + length > size:
+            continue
+        if name == _PE_FATBIN_SECTION:
+            try:
+                modules.extend(iter_modules(buf, start, end, section=name))
+            except BinaryFormatError as err:
+                return _error_facts(path, FileFormat.PE, size, err, tuple(modules))
+        elif length >= _EMBED_MIN and _probe_embedded(buf, start, min(end, start + _EMBED_PROBE), end):
+            found_in.append(name)
+    return BinaryFacts(
+        path=path, format=FileFormat.PE, size=size, modules=tuple(modules), embedded_sections=tuple(found_in)
+    )
+
+
 def _whole_file_module(
     kind: EntryKind, arch: int, variant: ArchVariant, code_version: tuple[int, int], origin: int, size: int
 ) -> Module:
@@ -400,17 +437,8 @@ def _inspect_buffer(buf: Buffer, origin: int, size: int, path: str, name: str, e
             return _raw_fatbin_facts(buf, origin, size, path)
         if fmt is FileFormat.PTX:
             return _ptx_facts(buf, origin, size, path)
-        if head.startswith(b"MZ") and size >= FATBIN_HEADER_SIZE:
-            modules = locate_modules(buf, origin, origin + size)
-            if modules:
-                modules = [Module(m.offset, m.size, _PE_FATBIN_SECTION, m.entries) for m in modules]
-                return BinaryFacts(
-                    path=path,
-                    format=FileFormat.ELF_SHARED,
-                    size=size,
-                    modules=tuple(modules),
-                    notes=("PE file: fatbins located by header scan",),
-                )
+        if head.startswith(b"MZ") and size >= 0x40:
+            return _pe_facts(buf, origin, size, path)
         return BinaryFacts(path=path, format=FileFormat.NOT_CUDA, size=size)
     except BinaryFormatError as err:
         return _error_facts(path, fmt or FileFormat.UNREADABLE, size, err)
