@@ -362,11 +362,19 @@ def test_binary_error_carries_offset() -> None:
 def test_pe_dll_fatbins_and_corruption() -> None:
     from builders import pe
 
-    dll = pe([(".text", b"\x90" * 64), (".nv_fatb", good_fatbin()), (".rdata", b"x" * 100)])
+    dll = pe(
+        [
+            (".text", b"\x90" * 64),
+            (".nv_fatb", good_fatbin()),
+            ("__nv_rel", fatbin(entry(2, 75))),
+            (".rdata", b"x" * 100),
+        ]
+    )
     facts = inspect_bytes(dll, "torch_cuda.dll")
     assert facts.format is FileFormat.PE
     assert facts.error is None
-    assert [m.section for m in facts.modules] == [".nv_fatb"]
+    assert [m.section for m in facts.modules] == [".nv_fatb", "__nv_relfatbin"]
+    assert facts.modules[1].relocatable
     assert kinds_archs(facts)[:2] == [("sass", "sm_80"), ("sass", "sm_90a")]
     assert len(facts.runtime_modules) == 1
     assert sniff(dll[:64], "x.pyd") is FileFormat.PE

@@ -142,3 +142,43 @@ def test_bitsandbytes_cubins_that_cuobjdump_cannot_list(tmp_path: Path) -> None:
         out = subprocess.run([tool, str(tmp_path / member)], capture_output=True, text=True, check=False)
         assert "Invalid ELF" in out.stderr
         assert out.stdout.count("Fatbin elf code") < len(sass)
+
+
+def test_windows_wheel_dlls() -> None:
+    """bitsandbytes' Windows wheel: PE DLLs with .nv_fatb (registered) and __nv_rel (relocatable) sections."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    found = sorted(CACHE.glob("bitsandbytes-0.50.2-*win_amd64.whl"))
+    if not found:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--platform",
+                "win_amd64",
+                "--python-version",
+                "3.11",
+                "-d",
+                str(CACHE),
+                "bitsandbytes==0.50.2",
+            ],
+            check=True,
+        )
+        found = sorted(CACHE.glob("bitsandbytes-0.50.2-*win_amd64.whl"))
+    items = {i.path.split("!")[1]: i for i in WheelTarget(str(found[0])).iter_items()}
+    dll = items["bitsandbytes/libbitsandbytes_cuda121.dll"].facts
+    assert dll.format.value == "pe"
+    assert sorted({e.arch_name for m in dll.runtime_modules for e in m.entries}) == [
+        "sm_60",
+        "sm_70",
+        "sm_75",
+        "sm_80",
+        "sm_86",
+        "sm_89",
+        "sm_90",
+    ]
+    assert any(m.relocatable for m in dll.modules)

@@ -267,6 +267,9 @@ def _cubin_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
 
 
 _PE_SECTION = struct.Struct("<8sIIII")
+#: PE names are cut to 8 characters: ``.nv_fatbin`` -> ``.nv_fatb`` (registered, kept as is) and
+#: ``__nv_relfatbin`` -> ``__nv_rel`` (relocatable: reported under its full name, never loaded).
+_PE_FATBIN_SECTIONS = {".nv_fatb": ".nv_fatb", "__nv_rel": "__nv_relfatbin"}
 
 
 def _pe_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
@@ -292,9 +295,9 @@ def _pe_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
         start, end = origin + raw_ptr, origin + raw_ptr + length
         if length == 0 or raw_ptr + length > size:
             continue
-        if name == _PE_FATBIN_SECTION:
+        if name in _PE_FATBIN_SECTIONS:
             try:
-                modules.extend(iter_modules(buf, start, end, section=name))
+                modules.extend(iter_modules(buf, start, end, section=_PE_FATBIN_SECTIONS[name]))
             except BinaryFormatError as err:
                 return _error_facts(path, FileFormat.PE, size, err, tuple(modules))
         elif length >= _EMBED_MIN and _probe_embedded(buf, start, min(end, start + _EMBED_PROBE), end):
