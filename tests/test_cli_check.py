@@ -210,3 +210,36 @@ def test_runtime_needs_a_newer_driver() -> None:
     assert any("580 branch" in f for f in doc["targets"][0]["fixes"])
     rc, doc = check_json(str(BIN / "libdlink.so"), "--gpu", "8.0", "--driver", "580.65.06")
     assert doc["targets"][0]["verdicts"][0]["status"] == "native"
+
+
+def test_triton_ptxas_that_lacks_the_gpu(tmp_path: Path) -> None:
+    """A Triton install whose bundled ptxas (CUDA 12.6) cannot compile for an RTX 5090 (12.0)."""
+    site = tmp_path / "site-packages"
+    bindir = site / "triton" / "backends" / "nvidia" / "bin"
+    bindir.mkdir(parents=True)
+    ptxas = bindir / "ptxas"
+    ptxas.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 12.6, V12.6.85'\n")
+    ptxas.chmod(0o755)
+    (site / "triton" / "_C").mkdir()
+    write_lib(site / "triton" / "_C" / "libtriton.so", (2, 80))
+    di = site / "triton-3.1.0.dist-info"
+    di.mkdir()
+    (di / "METADATA").write_text("Metadata-Version: 2.1\nName: triton\nVersion: 3.1.0\n\n")
+    (di / "RECORD").write_text("triton/_C/libtriton.so,,\ntriton/backends/nvidia/bin/ptxas,,\n")
+    rc, out, _err = run(
+        "doctor",
+        "--site-packages",
+        str(site),
+        "--gpu",
+        "RTX 5090",
+        "--json",
+        "--no-probe",
+        env={"TRITON_PTXAS_PATH": ""},
+    )
+    doc = json.loads(out)
+    jsonschema.validate(doc, SCHEMA)
+    assert rc == 1  # libtriton.so has only sm_80: fails on 12.0 as well
+    runtime = [a for a in doc["actions"] if a["severity"] == "runtime"]
+    assert runtime
+    assert "TRITON_PTXAS_PATH=" in runtime[0]["message"]
+    assert "sm_120" in runtime[0]["message"]

@@ -71,6 +71,7 @@ class Analysis:
     driver: DriverVersion | None
     jit_allowed: bool
     notes: tuple[str, ...] = field(default=())
+    toolchains: tuple[Any, ...] = ()  # probe.Toolchain: compilers packages use at run time
 
     @property
     def failing(self) -> tuple[PackageResult, ...]:

@@ -8,6 +8,7 @@ an arch), the fix is the command that finds out.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from cudafit.model import ComputeCapability, CudaVersion, PtxIsaVersion
 from cudafit.rules import tables
 
-__all__ = ["arch_list_for", "fixes_for", "min_driver_for_ptx_isa"]
+__all__ = ["arch_list_for", "fixes_for", "min_driver_for_ptx_isa", "runtime_compile_fixes"]
 
 PYTORCH_INDEX = "https://download.pytorch.org/whl/"
 
@@ -149,6 +150,40 @@ def _lowest_arch(verdict: Any) -> int | None:
         for a in (*m.sass, *m.ptx)
     ]
     return min(nums) if nums else None
+
+
+def runtime_compile_fixes(runtime_compiled: str | None, gpu: Any, toolchains: Sequence[Any]) -> list[str]:
+    """Packages that compile device code at run time need a compiler that knows the GPU's arch.
+
+    Triton compiles with its bundled ptxas (``TRITON_PTXAS_PATH`` overrides it); JIT libraries such as
+    flashinfer call nvcc.  A toolchain's targets come from ``nvcc --list-gpu-code`` or, for a ptxas,
+    from its version and the toolkit table (fatbin_spec.md §E.7).
+    """
+    cc: ComputeCapability = gpu.compute_capability
+    sm = f"sm_{cc.arch_number}"
+    by_name = {t.name: t for t in toolchains}
+    nvcc = by_name.get("nvcc")
+    out: list[str] = []
+    if runtime_compiled == "triton":
+        ptxas = by_name.get("triton-ptxas")
+        if ptxas is not None and ptxas.targets and sm not in ptxas.targets:
+            better = (
+                os.path.join(os.path.dirname(nvcc.path), "ptxas")
+                if nvcc is not None and nvcc.path and sm in nvcc.targets
+                else "<a CUDA toolkit's bin/ptxas that lists " + sm + ">"
+            )
+            out.append(
+                f"Triton's ptxas (CUDA {ptxas.version}) cannot compile for {sm}: export TRITON_PTXAS_PATH={better}"
+            )
+    elif runtime_compiled == "nvcc-jit":
+        if nvcc is None or nvcc.path is None:
+            out.append("this package compiles kernels with nvcc at first use: install a CUDA toolkit and set CUDA_HOME")
+        elif nvcc.targets and sm not in nvcc.targets:
+            out.append(
+                f"nvcc {nvcc.version} ({nvcc.path}) cannot target {sm}, which this package's run-time compilation "
+                f"needs: install a newer CUDA toolkit and point CUDA_HOME at it"
+            )
+    return out
 
 
 def _gencode(gpus: Sequence[Any]) -> str:

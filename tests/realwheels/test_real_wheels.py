@@ -187,8 +187,24 @@ def test_windows_wheel_dlls() -> None:
 def test_seed_004_fbgemm_on_a_1080ti() -> None:
     """Seed 004 on the real wheel: fbgemm-gpu carries no sm_61 code and no PTX a 1080 Ti could JIT."""
     whl = download(WHEELS[0])
-    p = subprocess.run([sys.executable, "-m", "cudafit", "check", str(whl), "--gpu", "GTX 1080 Ti", "--gpu",
-                        "RTX 3090", "--json", "--no-probe"], capture_output=True, text=True, check=False)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cudafit",
+            "check",
+            str(whl),
+            "--gpu",
+            "GTX 1080 Ti",
+            "--gpu",
+            "RTX 3090",
+            "--json",
+            "--no-probe",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     doc = json.loads(p.stdout)
     (target,) = doc["targets"]
     assert [v["status"] for v in target["verdicts"]] == ["fails", "native"]

@@ -35,4 +35,4 @@ def execute(args: argparse.Namespace) -> int:
 
     target = EnvironmentTarget(args.site_packages) if args.site_packages else EnvironmentTarget.current(args.python)
     notes = [f"scanned {target.describe()}"]
-    return run_verdicts(args, target.iter_items(), notes=notes)
+    return run_verdicts(args, target.iter_items(), notes=notes, sites=target.sites)

@@ -66,7 +66,19 @@ def _gpus_and_machine(args: argparse.Namespace) -> tuple[list[Any], Any, dict[st
     return gpus, driver, machine, errors
 
 
-def run_verdicts(args: argparse.Namespace, items: Iterable[Any], *, notes: Iterable[str] = ()) -> int:
+def _current_sites() -> list[str]:
+    from cudafit.targets.env import site_packages_of
+
+    return site_packages_of()
+
+
+def run_verdicts(
+    args: argparse.Namespace,
+    items: Iterable[Any],
+    *,
+    notes: Iterable[str] = (),
+    sites: Iterable[str] | None = None,
+) -> int:
     """Evaluate, render, and return the documented exit code."""
     from dataclasses import replace
 
@@ -91,6 +103,11 @@ def run_verdicts(args: argparse.Namespace, items: Iterable[Any], *, notes: Itera
     if machine and machine.get("ordering_estimated"):
         extra.append("CUDA device numbering is estimated (FASTEST_FIRST); see cudafit gpus")
     analysis = replace(analysis, notes=tuple(extra))
+    if gpus and any(p.runtime_compiled in ("triton", "nvcc-jit") for p in analysis.packages):
+        from cudafit.probe.toolchains import iter_toolchains
+
+        site_list = list(sites) if sites is not None else _current_sites()
+        analysis = replace(analysis, toolchains=tuple(iter_toolchains(site_list, os.environ)))
     doc = check_document(analysis, machine=machine)
     if args.json:
         dump_json(doc)

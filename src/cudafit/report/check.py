@@ -14,14 +14,14 @@ from cudafit.analysis import Analysis, worst_status
 __all__ = ["CHECK_SCHEMA", "check_document", "render_html", "render_markdown", "render_text"]
 
 CHECK_SCHEMA = "cudafit.check/1"
-_SEVERITY_ORDER = {"fails": 0, "partial": 1, "jit": 2}
+_SEVERITY_ORDER = {"fails": 0, "partial": 1, "runtime": 2, "jit": 3}
 _COLORS = {"native": "green", "jit": "yellow", "partial": "dark_orange", "fails": "red", "none": "dim"}
 _HTML_COLORS = {"native": "#2e7d32", "jit": "#f9a825", "partial": "#ef6c00", "fails": "#c62828", "none": "#9e9e9e"}
 
 
 def check_document(analysis: Analysis, *, machine: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``cudafit.check/1`` document (``doctor`` uses the same schema)."""
-    from cudafit.fixes import fixes_for
+    from cudafit.fixes import fixes_for, runtime_compile_fixes
 
     gpus = [
         {
@@ -63,6 +63,10 @@ def check_document(analysis: Analysis, *, machine: dict[str, Any] | None = None)
                             "message": fix,
                         }
                     )
+            for fix in runtime_compile_fixes(p.runtime_compiled, analysis.gpus[i], analysis.toolchains):
+                if fix not in fixes:
+                    fixes.append(fix)
+                actions.append({"severity": "runtime", "package": p.name, "gpu": i, "message": fix})
         targets.append(
             {
                 "name": p.name,
