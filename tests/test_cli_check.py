@@ -196,7 +196,7 @@ def test_cuda13_stack_on_pascal_is_one_root_cause(tmp_path: Path) -> None:
     assert rc == 1
     (action,) = doc["actions"]
     assert action["package"] == "alpha, beta"
-    assert "CUDA 13 builds" in action["message"]
+    assert "CUDA 13 toolkits cannot target" in action["message"]
     assert "cu126" in action["message"]
 
 

@@ -91,12 +91,14 @@ def fixes_for(
             name = package.lower()
             lowest = _lowest_arch(verdict)
             if cc < ComputeCapability(7, 5) and lowest is not None and lowest >= 75:
-                # CUDA 13 toolkits cannot target Maxwell/Pascal/Volta (fatbin_spec.md §E.7): one root cause for
-                # every package of a CUDA-13-era stack; the same text groups them in the report.
+                # Builds whose code starts at Turing leave pre-Turing GPUs out; CUDA 13 toolkits cannot target
+                # them at all (fatbin_spec.md §E.7).  One root cause for every package of such a stack: the same
+                # text groups them in the report.
                 out.append(
-                    f"CUDA 13 builds (code from sm_75 up) cannot run on compute capability {cc}: use the CUDA 12 "
-                    f"build of the stack, e.g. pip install torch --index-url {PYTORCH_INDEX}cu126 (its nvidia-*-cu12 "
-                    f"libraries); verify first: cudafit check torch --index-url {PYTORCH_INDEX}cu126 --gpu {cc}"
+                    f"this stack's code starts at sm_75 or later, and CUDA 13 toolkits cannot target compute "
+                    f"capability {cc} at all: use builds made with an older CUDA 12.x that include it, e.g. "
+                    f"PyTorch's cu126 index; verify before installing: "
+                    f"cudafit check torch --index-url {PYTORCH_INDEX}cu126 --gpu {cc}"
                 )
             elif status == "partial" and (name.startswith("nvidia-") or name in _BINARY_ONLY):
                 pass  # vendor libraries specialise modules per arch and dispatch them: nothing for the user to do
