@@ -252,3 +252,15 @@ def test_kernels_of_wheel_members(tmp_path: Path) -> None:
     assert {k["name"] for k in kernels} == {"_Z7add_onePfi", "_Z5scalePddi"}
     assert files["pkg/cubins/k.cubin"]["kernels"]
     assert files["pkg/_C.so"]["kernel_error"] is None
+
+
+def test_missing_paths_are_not_pip_requirements(tmp_path: Path) -> None:
+    from cudafit.targets.files import FileTarget
+    from cudafit.targets.pip import PipRequirementTarget
+
+    for spec in (str(tmp_path / "gone.so"), "./nope.whl", "model.pt2"):
+        target = open_target(spec)
+        assert isinstance(target, FileTarget)
+        (item,) = target.iter_items()
+        assert item.facts.error_code == "io-error"
+    assert isinstance(open_target("fbgemm-gpu==1.9.0"), PipRequirementTarget)

@@ -61,7 +61,19 @@ def open_target(spec: str, *, pip_args: Sequence[str] = ()) -> Target:
 
             return Pt2Target(spec)
         return FileTarget(spec)
+    if _looks_like_path(spec):  # a missing file is reported as such, not handed to pip
+        return FileTarget(spec)
     from cudafit.targets.pip import PipRequirementTarget
 
     target: Target = PipRequirementTarget(spec, pip_args=pip_args)
     return target
+
+
+def _looks_like_path(spec: str) -> bool:
+    """A spec that names a file rather than a requirement (``./x.whl``, ``/a/b.so``, ``model.pt2``)."""
+    return (
+        os.sep in spec
+        or spec.startswith(".")
+        or spec.lower().endswith((".whl", ".so", ".a", ".o", ".cubin", ".fatbin", ".ptx", ".pt2", ".tar", ".dll"))
+        or ".so." in spec
+    )
