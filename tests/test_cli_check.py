@@ -243,3 +243,38 @@ def test_triton_ptxas_that_lacks_the_gpu(tmp_path: Path) -> None:
     assert runtime
     assert "TRITON_PTXAS_PATH=" in runtime[0]["message"]
     assert "sm_120" in runtime[0]["message"]
+
+
+def test_inventory_of_another_machine(tmp_path: Path) -> None:
+    inv = tmp_path / "cluster-node.json"
+    inv.write_text(
+        json.dumps(
+            {
+                "schema": "cudafit.gpus/1",
+                "mode": "machine",
+                "driver_version": "570.124.06",
+                "errors": [],
+                "gpus": [
+                    {
+                        "query": None,
+                        "name": "NVIDIA GeForce RTX 2080",
+                        "compute_capability": "7.5",
+                        "source": "nvml",
+                        "cuda_index": 0,
+                    },
+                    {
+                        "query": None,
+                        "name": "NVIDIA GeForce RTX 3090",
+                        "compute_capability": "8.6",
+                        "source": "nvml",
+                        "cuda_index": 1,
+                    },
+                ],
+            }
+        )
+    )
+    rc, doc = check_json(str(BIN / "libdlink.so"), "--inventory", str(inv))
+    assert [g["name"] for g in doc["gpus"]] == ["NVIDIA GeForce RTX 2080", "NVIDIA GeForce RTX 3090"]
+    assert doc["driver_version"] == "570.124.06"
+    assert doc["targets"][0]["verdicts"][0]["reasons"][0]["code"] == "driver-too-old-for-runtime"  # cudart 13
+    assert rc == 1

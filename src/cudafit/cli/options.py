@@ -24,6 +24,11 @@ def add_verdict_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--driver", metavar="VERSION", help="evaluate for this NVIDIA driver (e.g. 570.124.06)")
     p.add_argument("--no-probe", action="store_true", help="do not look for this machine's GPUs")
+    p.add_argument(
+        "--inventory",
+        metavar="FILE",
+        help="evaluate for the GPUs and driver recorded on another machine (cudafit gpus --json > FILE)",
+    )
     p.add_argument("--no-cache", action="store_true", help="do not use or update the scan cache")
     p.add_argument(
         "--embedded", action="store_true", help="also judge fatbins libraries embed to load themselves (slower)"
@@ -37,15 +42,15 @@ def add_verdict_options(p: argparse.ArgumentParser) -> None:
 def _gpus_and_machine(args: argparse.Namespace) -> tuple[list[Any], Any, dict[str, Any] | None, list[str]]:
     """(target GPUs, driver, machine summary, errors)."""
     from cudafit.model import parse_driver_version
-    from cudafit.probe import declared_inventory, probe_machine
+    from cudafit.probe import declared_inventory, inventory_from_file, probe_machine
     from cudafit.rules.engine import TargetGpu
 
     errors: list[str] = []
     gpus: list[Any] = []
     machine: dict[str, Any] | None = None
     driver = parse_driver_version(args.driver) if args.driver else None
-    if not args.no_probe:
-        inv = probe_machine()
+    if args.inventory or not args.no_probe:
+        inv = inventory_from_file(args.inventory) if args.inventory else probe_machine()
         machine = {
             "status": inv.status,
             "source": inv.source,
