@@ -98,8 +98,12 @@ def site_packages_of(python: str | None = None) -> list[str]:
     from the environment's ``sitecustomize``/``PYTHONPATH``; ``-S`` skips ``site``).
     """
     if python is None:
+        import site
+
         paths = sysconfig.get_paths()
         found = [paths["purelib"], paths["platlib"]]
+        if site.ENABLE_USER_SITE:  # pip install --user packages are importable too
+            found.append(site.getusersitepackages())
     else:
         code = "import sysconfig; p = sysconfig.get_paths(); print(p['purelib']); print(p['platlib'])"
         try:
