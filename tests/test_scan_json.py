@@ -54,3 +54,15 @@ def test_cli_json_validates_and_reports_errors(tmp_path: Path) -> None:
     )
     assert p.returncode == 0
     assert json.loads(p.stdout)["files"][0]["entries"][0]["arch"] == "sm_75"
+
+
+def test_demangle() -> None:
+    import shutil
+
+    from cudafit.report.scan import demangle
+
+    got = demangle(["_Z7add_onePfi", "plain_c_kernel"])
+    if shutil.which("c++filt"):
+        assert got == {"_Z7add_onePfi": "add_one(float*, int)"}
+    else:
+        assert got == {}

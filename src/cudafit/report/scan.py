@@ -336,6 +336,24 @@ def _pkg(r: FileReport) -> str:
     return f"{r.package} {r.version}" if r.version else r.package
 
 
+def demangle(names: Sequence[str]) -> dict[str, str]:
+    """C++ kernel names made readable with binutils' ``c++filt`` when it is installed (one call for all);
+    without it the mangled names are shown.  JSON output always keeps the mangled names."""
+    import shutil
+    import subprocess
+
+    unique = sorted({n for n in names if n.startswith("_Z")})
+    tool = shutil.which("c++filt")
+    if not unique or tool is None:
+        return {}
+    try:
+        out = subprocess.run([tool], input="\n".join(unique), capture_output=True, text=True, timeout=30, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    lines = out.stdout.splitlines()
+    return dict(zip(unique, lines, strict=False)) if len(lines) == len(unique) else {}
+
+
 def _render_kernels(rep: FileReport, console: Any) -> None:
     from rich.table import Table
 
@@ -344,6 +362,7 @@ def _render_kernels(rep: FileReport, console: Any) -> None:
     if not rep.kernels and not rep.stub_modules:
         return
     table = Table(title=rep.facts.path, box=None, header_style="bold", title_justify="left")
+    names = demangle([row.kernel.name for row in rep.kernels or ()])
     for col in ("module", "arch", "kernel", "regs", "static smem", "max threads"):
         table.add_column(col, justify="right" if col in ("module", "regs", "static smem") else "left")
     for row in rep.kernels or ():
@@ -351,7 +370,7 @@ def _render_kernels(rep: FileReport, console: Any) -> None:
         table.add_row(
             str(row.module),
             row.arch,
-            k.name,
+            names.get(k.name, k.name),
             "?" if k.registers is None else str(k.registers),
             "?" if k.static_shared_bytes is None else str(k.static_shared_bytes),
             "x".join(map(str, k.max_threads)) if k.max_threads else "-",
