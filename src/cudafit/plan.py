@@ -1,26 +1,43 @@
-"""``cudafit plan``: build flags for a set of GPUs, checked against what the nvcc can build.
+"""``cudafit plan``: build flags for a set of GPUs, checked against what the toolkit can build.
 
-For each distinct compute capability: SASS for exactly that CC (native code, no JIT), plus PTX of
-the highest CC for forward compatibility (newer GPUs JIT it: CUDA Programming Guide §1.3.4.2).
-``a`` variants only when asked: they unlock arch-specific instructions but run only on exactly
-that CC (§5.1.2.1).  Each target is checked against the toolkit's real targets (``nvcc
---list-gpu-code``, or the rules table for a stated CUDA version).
+For each distinct compute capability: SASS for exactly that CC (native code, no JIT at first
+launch), plus PTX of the highest CC for forward compatibility: "PTX can be JIT compiled at
+application runtime for any compute capability equal or higher to the compute capability of the
+PTX code" (CUDA Programming Guide 13 §1.3.4.2,
+https://docs.nvidia.com/cuda/cuda-programming-guide/01-introduction/cuda-platform.html).
+``a``/``f`` variants only when asked: they unlock arch-specific instructions, but ``a`` code runs
+only on exactly its CC and ``f`` code only on its family (§5.1.2.1-5.1.2.2,
+https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/compute-capabilities.html).
+Every target is checked against the toolkit's real targets: ``nvcc --list-gpu-code`` (which omits
+a/f variants; the rules table supplies them) or the rules table for a stated CUDA version.
+
+Syntax: ``TORCH_CUDA_ARCH_LIST`` takes ``;``- or space-separated ``X.Y`` with ``+PTX`` to add PTX
+(torch.utils.cpp_extension); ``CMAKE_CUDA_ARCHITECTURES`` takes ``XY-real`` (SASS only),
+``XY-virtual`` (PTX only) and plain ``XY`` (both)
+(https://cmake.org/cmake/help/latest/prop_tgt/CUDA_ARCHITECTURES.html); nvcc takes
+``-gencode arch=compute_XY,code=sm_XY`` (SASS) and ``code=compute_XY`` (PTX)
+(https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/#options-for-steering-gpu-code-generation).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from cudafit.model import ComputeCapability, CudaVersion
 
-__all__ = ["Plan", "make_plan"]
+__all__ = ["NvccInfo", "Plan", "make_plan", "query_nvcc", "toolkit_targets_for", "toolkits_targeting"]
+
+Runner = Callable[[Sequence[str], float], "tuple[int, str, str]"]
+
+_RELEASE = re.compile(r"release (\d+\.\d+)")
 
 
 @dataclass(frozen=True)
 class Plan:
-    """Flags for three build systems, with what each choice buys and costs, and problems."""
+    """Flags for three build systems, what each choice buys and costs, and GPUs left uncovered."""
 
     gpus: tuple[tuple[str, ComputeCapability], ...]
     toolkit: str
@@ -44,69 +61,22 @@ class Plan:
         }
 
 
-def make_plan(
-    gpus: Sequence[tuple[str, ComputeCapability]],
-    *,
-    targets: Sequence[str],
-    toolkit: str,
-    arch_specific: bool = False,
-    ptx: bool = True,
-) -> Plan:
-    """Plan flags for ``gpus`` with a toolkit that can build ``targets`` (``sm_XY`` names)."""
-    available = set(targets)
-    ccs = sorted({cc for _n, cc in gpus})
-    problems: list[str] = []
-    explain: list[str] = []
-    torch_parts: list[str] = []
-    cmake_parts: list[str] = []
-    flags: list[str] = []
-    buildable: list[ComputeCapability] = []
-    for cc in ccs:
-        n = cc.arch_number
-        names = ", ".join(name for name, c in gpus if c == cc)
-        suffix = "a" if arch_specific and f"sm_{n}a" in available else ""
-        if f"sm_{n}" not in available and not suffix:
-            problems.append(
-                f"{toolkit} cannot build sm_{n} for {names} ({cc}); use a toolkit whose nvcc --list-gpu-code lists "
-                f"sm_{n}"
-                + (
-                    " (CUDA 12.x for Maxwell/Pascal/Volta: CUDA 13 dropped them)"
-                    if cc.major < 7 or n in {70, 72}
-                    else ""
-                )
-            )
-            continue
-        buildable.append(cc)
-        torch_parts.append(f"{cc}{suffix}")
-        cmake_parts.append(f"{n}{suffix}-real")
-        flags.append(f"-gencode arch=compute_{n}{suffix},code=sm_{n}{suffix}")
-        what = f"sm_{n}{suffix}: native code for {names} ({cc}), no JIT at first launch"
-        if suffix:
-            what += f"; 'a' unlocks arch-specific instructions but this code runs only on exactly {cc}"
-        explain.append(what)
-    if ptx and buildable:
-        top = buildable[-1]
-        n = top.arch_number
-        torch_parts[-1] += "+PTX" if not torch_parts[-1].endswith("a") else ""
-        if torch_parts[-1].endswith("a"):
-            torch_parts.append(f"{top}+PTX")
-        cmake_parts[-1] = cmake_parts[-1].removesuffix("-real") if cmake_parts[-1] == f"{n}-real" else cmake_parts[-1]
-        if cmake_parts[-1] != f"{n}":
-            cmake_parts.append(f"{n}-virtual")
-        flags.append(f"-gencode arch=compute_{n},code=compute_{n}")
-        explain.append(
-            f"compute_{n} PTX: GPUs newer than {top} run it by JIT (first-launch compile, cached; kernels see "
-            f"__CUDA_ARCH__ = {n}0); costs binary size and build time"
-        )
-    return Plan(
-        gpus=tuple(gpus),
-        toolkit=toolkit,
-        torch_cuda_arch_list=";".join(torch_parts),
-        cmake_cuda_architectures=";".join(cmake_parts),
-        nvcc_flags=tuple(flags),
-        explanations=tuple(explain),
-        problems=tuple(problems),
-    )
+@dataclass(frozen=True)
+class NvccInfo:
+    """What one nvcc says about itself: version (``13.0``) and real targets (``sm_75``...)."""
+
+    path: str
+    version: str | None
+    targets: tuple[str, ...]
+    source: str
+    problem: str | None = None
+
+
+def toolkits_targeting(sm: str) -> tuple[CudaVersion, ...]:
+    """The toolkits of the rules table whose nvcc can build ``sm`` (``sm_61``), oldest first."""
+    from cudafit.rules import tables
+
+    return tuple(c for c, t in sorted(tables.load_tables().targets.items()) if sm in {str(x) for x in t})
 
 
 def toolkit_targets_for(cuda: CudaVersion | None) -> tuple[str, list[str]]:
@@ -116,3 +86,144 @@ def toolkit_targets_for(cuda: CudaVersion | None) -> tuple[str, list[str]]:
     t = tables.load_tables()
     version = cuda or max(t.targets)
     return f"CUDA {version} (rules table)", [str(s) for s in tables.toolkit_targets(version)]
+
+
+def query_nvcc(exe: str, runner: Runner) -> NvccInfo:
+    """Ask ``exe`` for ``--version`` and ``--list-gpu-code``; the rules table fills what it cannot say.
+
+    ``--list-gpu-code`` omits ``a``/``f`` variants (fatbin_spec.md §E.7): those of the table's
+    entry for the same release are added where their base target is listed.  An nvcc without
+    ``--list-gpu-code`` gets the table's list for its version.
+    """
+    from cudafit.model import parse_cuda_version
+
+    rc, out, err = runner([exe, "--version"], 10.0)
+    m = _RELEASE.search(out) if rc == 0 else None
+    version = m.group(1) if m else None
+    if rc != 0:
+        return NvccInfo(exe, None, (), "none", (err or out).strip() or f"{exe} --version: exit code {rc}")
+    rc, out, err = runner([exe, "--list-gpu-code"], 10.0)
+    listed = tuple(t for t in out.split() if re.fullmatch(r"sm_\d+[af]?", t)) if rc == 0 else ()
+    table: list[str] = []
+    if version:
+        _label, table = toolkit_targets_for(parse_cuda_version(version))
+    if listed:
+        variants = tuple(t for t in table if t[-1] in "af" and t.rstrip("af") in listed and t not in listed)
+        return NvccInfo(exe, version, listed + variants, "nvcc --list-gpu-code")
+    if table:
+        why = (err or out).strip().splitlines()[:1] or [f"exit code {rc}"]
+        return NvccInfo(exe, version, tuple(table), f"rules table for CUDA {version} (--list-gpu-code: {why[0]})")
+    return NvccInfo(exe, version, (), "none", f"{exe} lists no targets and its version is unknown")
+
+
+def _uncoverable(cc: ComputeCapability, names: str, toolkit: str) -> str:
+    sm = f"sm_{cc.arch_number}"
+    able = toolkits_targeting(sm)
+    where = (
+        f"; the newest toolkit in cudafit's table that targets it is CUDA {able[-1]}"
+        + (" (CUDA 13 dropped Maxwell, Pascal and Volta)" if cc < ComputeCapability(7, 5) else "")
+        if able
+        else "; no toolkit in cudafit's table targets it"
+    )
+    hint = f" (cudafit plan --cuda {able[-1]} ...)" if able else ""
+    return f"{toolkit} cannot build {sm} for {names} ({cc}){where}: build for it with that toolkit{hint}, or drop it"
+
+
+def make_plan(
+    gpus: Sequence[tuple[str, ComputeCapability]],
+    *,
+    targets: Sequence[str],
+    toolkit: str,
+    arch_specific: bool | str = False,
+    ptx: bool = True,
+) -> Plan:
+    """Plan flags for ``gpus`` with a toolkit that can build ``targets`` (``sm_XY[a|f]`` names).
+
+    ``arch_specific``: ``False``, ``"a"`` (or ``True``) for exact-CC targets, ``"f"`` for family
+    targets (one ``f`` target covers every GPU of its family in the set).
+    """
+    from cudafit.rules import tables
+
+    variant = "a" if arch_specific is True else (arch_specific or "")
+    available = set(targets)
+    ccs = sorted({cc for _n, cc in gpus})
+    problems: list[str] = []
+    explain: list[str] = []
+    torch_parts: list[str] = []
+    cmake_parts: list[str] = []
+    flags: list[str] = []
+    buildable: list[ComputeCapability] = []
+    covered: set[ComputeCapability] = set()
+    for cc in ccs:
+        if cc in covered:
+            continue
+        n = cc.arch_number
+        names = ", ".join(name for name, c in gpus if c == cc)
+        suffix = variant if variant and f"sm_{n}{variant}" in available else ""
+        if f"sm_{n}" not in available and not suffix:
+            problems.append(_uncoverable(cc, names, toolkit))
+            continue
+        if suffix == "f":
+            also = [c for c in ccs if c in tables.family_members(n) and c > cc]
+            covered.update(also)
+            names = ", ".join(name for name, c in gpus if c == cc or c in also)
+        buildable.append(cc)
+        torch_parts.append(f"{cc}{suffix}")
+        cmake_parts.append(f"{n}{suffix}-real")
+        flags.append(f"-gencode arch=compute_{n}{suffix},code=sm_{n}{suffix}")
+        what = f"sm_{n}{suffix}: native code for {names} ({cc}), no JIT at first launch"
+        if suffix == "a":
+            what += (
+                f"; 'a' unlocks {cc}-specific instructions (e.g. Hopper wgmma) but this code runs on exactly {cc}, "
+                "never on later GPUs"
+            )
+        elif suffix == "f":
+            family = sorted(c for c in tables.family_members(n) if c >= cc)
+            also = [c for c in ccs if c in family and c != cc]
+            what += (
+                f"; 'f' unlocks family-specific instructions and runs on the family {', '.join(map(str, family))}"
+                + (f", so it also covers {', '.join(map(str, also))}" if also else "")
+                + "; TORCH_CUDA_ARCH_LIST and CMake accept 'f' only in recent releases: check yours"
+            )
+        elif not tables.is_tegra(cc):
+            later = [c for c in ccs if c.major == cc.major and c > cc and not tables.is_tegra(c)]
+            what += (
+                f"; also runs on later {cc.major}.x GPUs, which get their own entry here to use their full "
+                "instruction set"
+                if later
+                else ""
+            )
+        explain.append(what + "; costs one more cubin in every fatbin (size) and one more compile pass")
+    if variant and buildable and not any(p.endswith(("a", "f")) for p in torch_parts):
+        explain.append(f"--arch-specific {variant}: the toolkit has no '{variant}' targets for these GPUs")
+    if ptx and buildable:
+        top = buildable[-1]
+        n = top.arch_number
+        if torch_parts[-1] == str(top):
+            torch_parts[-1] += "+PTX"
+            cmake_parts[-1] = f"{n}"
+        else:  # the top entry is a/f code: add portable PTX of the plain CC
+            torch_parts.append(f"{top}+PTX")
+            cmake_parts.append(f"{n}-virtual")
+            explain.append(
+                f"TORCH_CUDA_ARCH_LIST has no PTX-only entry: {top}+PTX also adds plain sm_{n} code next to the "
+                f"{torch_parts[-2][-1]} code (CMake and nvcc add PTX only)"
+            )
+        flags.append(f"-gencode arch=compute_{n},code=compute_{n}")
+        explain.append(
+            f"compute_{n} PTX: GPUs newer than {top} run it by JIT (a first-launch compile, cached in "
+            f"~/.nv/ComputeCache); costs binary size and build time, and kernels JIT-compiled from it see "
+            f"__CUDA_ARCH__ = {n}0, so code paths for newer archs stay off (xformers' 'FATAL: kernel ... was "
+            "built for sm75')"
+        )
+    elif buildable:
+        explain.append("no PTX: only the GPUs listed run this build; a newer GPU fails with 'no kernel image'")
+    return Plan(
+        gpus=tuple(gpus),
+        toolkit=toolkit,
+        torch_cuda_arch_list=";".join(torch_parts),
+        cmake_cuda_architectures=";".join(cmake_parts),
+        nvcc_flags=tuple(flags),
+        explanations=tuple(explain),
+        problems=tuple(problems),
+    )

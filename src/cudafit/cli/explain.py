@@ -1,17 +1,24 @@
 """``cudafit explain [TEXT | - | --file LOG]``: what a CUDA error message means here, and the fix.
 
-Exit codes: 0 findings were produced (also ``unknown``), 2 usage, 3 the input could not be read.
+The text is classified (:mod:`cudafit.explain`), then grounded on this machine's GPUs, driver
+and the installed packages the text names, or on GPUs/driver given with ``--gpu``/``--driver``
+or recorded with ``--inventory``.  Exit codes: 0 findings were produced (``unknown`` included),
+2 usage (no text), 3 the input could not be read.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_OK, EXIT_USAGE
 
-__all__ = ["configure_parser", "execute"]
+__all__ = ["configure_parser", "execute", "package_archs", "render_markdown"]
+
+_MAX_INPUT = 16 * 1024 * 1024
 
 
 def configure_parser(sub: Any) -> None:
@@ -19,91 +26,185 @@ def configure_parser(sub: Any) -> None:
     p = sub.add_parser(
         "explain",
         help="explain a CUDA error message or log (no kernel image, FATAL kernel ... built for sm75, ...)",
-        description="Classify CUDA failure messages, ground them on this machine, and give the cause and fixes.",
+        description=(
+            "Classify CUDA failure messages, ground them on this machine, and give the cause and fixes. "
+            "Exit codes: 0 findings produced (also 'unknown'), 2 usage, 3 the input could not be read."
+        ),
     )
     p.add_argument("text", nargs="?", help="the message; '-' reads standard input")
     p.add_argument("--file", metavar="LOG", help="read the message from a log file")
-    p.add_argument("--no-probe", action="store_true", help="do not look at this machine's GPUs and packages")
     p.add_argument("--gpu", action="append", default=[], metavar="NAME", help="ground on this GPU (repeatable)")
+    p.add_argument("--driver", metavar="VERSION", help="ground on this NVIDIA driver (e.g. 535.104.05)")
+    p.add_argument("--inventory", metavar="FILE", help="ground on GPUs and driver recorded by cudafit gpus --json")
+    p.add_argument("--no-probe", action="store_true", help="do not look at this machine's GPUs and packages")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the cudafit.explain/1 JSON document")
-    fmt.add_argument("--markdown", action="store_true", help="print Markdown")
+    fmt.add_argument("--markdown", action="store_true", help="print Markdown (paste into an issue)")
     p.set_defaults(func=execute)
 
 
 def _read(args: argparse.Namespace) -> str | None:
     if args.file:
-        with open(args.file, encoding="utf-8", errors="replace") as fh:
-            return fh.read(16 * 1024 * 1024)
+        with open(args.file, "rb") as fh:
+            return fh.read(_MAX_INPUT).decode("utf-8", errors="replace")
     if args.text == "-" or (args.text is None and not sys.stdin.isatty()):
-        return sys.stdin.read(16 * 1024 * 1024)
+        return sys.stdin.read(_MAX_INPUT)
     return str(args.text) if args.text is not None else None
 
 
-def _context(args: argparse.Namespace, packages: list[str]) -> Any:
+def package_archs(packages: Sequence[str], sites: Sequence[str] | None = None) -> dict[str, tuple[str, ...]]:
+    """The SASS/PTX archs of the installed packages the text names (only their files are read).
+
+    ``sites``: the site-packages directories (default: the running interpreter's).  Packages
+    without any device code are left out: they are not the ones that failed.
+    """
+    from cudafit.targets.env import EnvironmentTarget
+
+    wanted = {p.lower().replace("-", "_") for p in packages}
+    found: dict[str, set[str]] = {}
+    target = EnvironmentTarget(sites) if sites is not None else EnvironmentTarget.current()
+    for job in target.iter_jobs():
+        parts = job.path.replace("\\", "/").split("/")
+        owner = next(
+            (parts[i + 1].lower() for i, seg in enumerate(parts[:-1]) if seg in ("site-packages", "dist-packages")),
+            None,
+        )
+        if owner not in wanted:
+            continue
+        item = job.run()
+        if item is None:
+            continue
+        archs = found.setdefault(owner, set())
+        for module in item.facts.runtime_modules:
+            archs.update(e.arch_name for e in module.entries if e.arch_name.startswith(("sm_", "compute_")))
+    return {k: tuple(sorted(v)) for k, v in found.items() if v}
+
+
+def _context(args: argparse.Namespace, packages: Sequence[str]) -> tuple[Any, list[str]]:
+    """(Context, usage errors)."""
     from cudafit.explain import Context
+    from cudafit.model import DriverVersion, parse_driver_version
+    from cudafit.probe import declared_inventory, inventory_from_file, probe_machine
 
+    errors: list[str] = []
     gpus: list[tuple[str, Any]] = []
-    driver = None
+    driver: DriverVersion | None = None
+    if args.driver:
+        try:
+            driver = parse_driver_version(args.driver)
+        except ValueError as err:
+            errors.append(str(err))
     if args.gpu:
-        from cudafit.probe import declared_inventory
-
-        inv, _errors = declared_inventory(args.gpu)
+        inv, errs = declared_inventory(args.gpu)
+        errors += [e["message"] for e in errs]
         gpus += [(d.name, d.compute_capability) for d in inv.devices if d.compute_capability]
-    if not args.no_probe:
-        from cudafit.probe import probe_machine
-
-        inv = probe_machine()
+    elif args.inventory or not args.no_probe:
+        inv = inventory_from_file(args.inventory) if args.inventory else probe_machine()
         gpus += [(d.name, d.compute_capability) for d in inv.cuda_devices if d.compute_capability]
-        driver = str(inv.driver_version) if inv.driver_version else None
-    archs: dict[str, list[str]] = {}
-    if packages and not args.no_probe:
-        from cudafit.binary.facts import EntryKind
-        from cudafit.targets.env import EnvironmentTarget
+        driver = driver or inv.driver_version
+    archs: dict[str, tuple[str, ...]] = {}
+    if packages and not args.no_probe and not args.inventory:
+        try:
+            archs = package_archs(packages)
+        except OSError:
+            archs = {}
+    return Context(gpus=tuple(gpus), packages=archs, driver=driver), errors
 
-        wanted = {p.lower().replace("_", "-") for p in packages}
-        for item in EnvironmentTarget.current().iter_items():
-            name = (item.package or "").lower().replace("_", "-")
-            if name in wanted or (item.package and item.package.lower().replace("-", "_") in packages):
-                found = archs.setdefault(item.package.replace("-", "_") if item.package else name, [])
-                for m in item.facts.runtime_modules:
-                    found.extend(e.arch_name for e in m.entries if e.kind is EntryKind.SASS)
-        archs = {k: sorted(set(v)) for k, v in archs.items()}
-    return Context(gpus=gpus, packages=archs, driver=driver)
+
+def _fact(value: Any) -> str:
+    """A fact as short text: error dicts as "209 cudaErrorNoKernelImageForDevice", lists comma-joined."""
+    if isinstance(value, list):
+        return ", ".join(_fact(v) for v in value)
+    if isinstance(value, dict):
+        if "code" in value and "name" in value:
+            return f"{value['code']} {value['name']}"
+        return ", ".join(f"{k} {v}" for k, v in value.items())
+    return str(value)
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    """The findings as Markdown for an issue: one section per finding, evidence quoted."""
+    out: list[str] = ["## cudafit explain\n"]
+    for i, f in enumerate(doc["findings"]):
+        lead = "Most likely: " if i == 0 and len(doc["findings"]) > 1 else ""
+        out.append(f"### {lead}{f['title']} (`{f['category']}`, confidence {f['confidence']:.2f})\n")
+        lines = f["evidence"].get("lines", [])
+        if lines:
+            out.append("```")
+            out.extend(lines)
+            out.append("```")
+        facts = {k: v for k, v in f["evidence"].items() if k != "lines"}
+        if facts:
+            out.append("Facts: " + "; ".join(f"{k}: `{_fact(v)}`" for k, v in facts.items()))
+            out.append("")
+        out.append(f"**Cause:** {f['cause']}\n")
+        out.extend(f"- {x}" for x in f["fixes"])
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def _render_text(doc: dict[str, Any]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from cudafit.report.console import make_console
+
+    console = make_console()
+    findings = doc["findings"]
+    for i, f in enumerate(findings):
+        lead = "Most likely: " if i == 0 and len(findings) > 1 else ""
+        colour = "yellow" if f["category"] == "unknown" else "red" if i == 0 else "magenta"
+        console.print(
+            f"[bold {colour}]{escape(lead + f['title'])}[/] [dim]({f['category']}, "
+            f"confidence {f['confidence']:.2f})[/dim]",
+            highlight=False,
+        )
+        for line in f["evidence"].get("lines", [])[:3]:
+            console.print(f"  [dim]> {escape(line)}[/dim]", highlight=False)
+        facts = {k: v for k, v in f["evidence"].items() if k != "lines"}
+        if facts:
+            table = Table(show_header=False, box=None, padding=(0, 1, 0, 2), expand=False)
+            for k, v in facts.items():
+                table.add_row(f"[dim]{escape(k)}[/dim]", escape(_fact(v)))
+            console.print(table)
+        console.print(f"  [bold]cause:[/bold] {escape(f['cause'])}", highlight=False)
+        for n, x in enumerate(f["fixes"], 1):
+            console.print(f"  [bold green]fix {n}:[/bold green] {escape(x)}", highlight=False)
+        console.print()
 
 
 def execute(args: argparse.Namespace) -> int:
     """Run ``explain``."""
     from cudafit.explain import classify, ground
-    from cudafit.report.console import dump_json, make_console
+    from cudafit.report.console import dump_json
 
+    if args.file and args.text is not None:
+        print("cudafit: give the message as TEXT, '-' or --file LOG, not several", file=sys.stderr)
+        return EXIT_USAGE
     try:
         text = _read(args)
     except OSError as err:
-        print(f"cudafit: cannot read {args.file}: {err.strerror or err}", file=sys.stderr)
+        print(f"cudafit: cannot read {args.file or 'standard input'}: {err.strerror or err}", file=sys.stderr)
         return EXIT_ANALYSIS_FAILED
     if not text or not text.strip():
         print("cudafit: give the error message as TEXT, '-' (stdin) or --file LOG", file=sys.stderr)
         return EXIT_USAGE
+    if args.inventory and not os.path.isfile(args.inventory):
+        print(f"cudafit: no such inventory file: {args.inventory}", file=sys.stderr)
+        return EXIT_USAGE
     findings = classify(text)
-    packages = [p for f in findings for p in f.evidence.get("packages", [])]
-    findings = ground(findings, _context(args, packages))
+    packages = list(dict.fromkeys(p for f in findings for p in f.evidence.get("packages", [])))
+    context, errors = _context(args, packages)
+    if errors:
+        for e in errors:
+            print(f"cudafit: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    findings = ground(findings, context)
     doc: dict[str, Any] = {"schema": "cudafit.explain/1", "findings": [f.to_dict() for f in findings]}
     if args.json:
         dump_json(doc)
     elif args.markdown:
-        for f in doc["findings"]:
-            sys.stdout.write(f"### {f['category']}: {f['title']}\n\n{f['cause']}\n\n")
-            sys.stdout.writelines(f"- {x}\n" for x in f["fixes"])
-            sys.stdout.write("\n")
+        sys.stdout.write(render_markdown(doc))
     else:
-        console = make_console()
-        for i, f in enumerate(doc["findings"]):
-            head = "[bold]" + ("Most likely: " if i == 0 and len(doc["findings"]) > 1 else "") + f["title"]
-            console.print(f"{head}[/bold] [dim]({f['category']})[/dim]")
-            for line in f["evidence"].get("lines", [])[:3]:
-                console.print(f"  [dim]> {line}[/dim]", markup=True, highlight=False)
-            console.print(f"  cause: {f['cause']}")
-            for x in f["fixes"]:
-                console.print(f"  fix: {x}")
+        _render_text(doc)
     return EXIT_OK

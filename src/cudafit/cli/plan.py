@@ -1,14 +1,22 @@
-"""``cudafit plan --gpu NAME...``: TORCH_CUDA_ARCH_LIST, CMAKE_CUDA_ARCHITECTURES and nvcc flags."""
+"""``cudafit plan --gpu NAME... [--nvcc PATH | --cuda VERSION]``: arch flags for a set of GPUs.
+
+Prints ``TORCH_CUDA_ARCH_LIST``, ``CMAKE_CUDA_ARCHITECTURES`` and nvcc ``-gencode`` flags, each
+target checked against the nvcc given (``--nvcc``), the one a build would find (``CUDA_HOME``,
+``PATH``), or the rules table for ``--cuda VERSION`` (the newest toolkit in the table when no
+nvcc is found; the output says which).  Exit codes: 0 every GPU covered, 1 the toolkit cannot
+build for some GPU, 2 usage (no or unknown GPU, bad version).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
 from cudafit.cli import EXIT_FAILS, EXIT_OK, EXIT_USAGE
 
-__all__ = ["configure_parser", "execute"]
+__all__ = ["configure_parser", "execute", "render_markdown"]
 
 
 def configure_parser(sub: Any) -> None:
@@ -16,46 +24,109 @@ def configure_parser(sub: Any) -> None:
     p = sub.add_parser(
         "plan",
         help="build flags (TORCH_CUDA_ARCH_LIST, CMake, nvcc -gencode) for a set of GPUs",
-        description="Plan the arch list that covers these GPUs, checked against what the nvcc can build.",
+        description=(
+            "Plan the arch list that covers these GPUs, checked against what the nvcc can build. "
+            "Exit codes: 0 all GPUs covered, 1 the toolkit cannot build for some GPU, 2 usage."
+        ),
     )
-    p.add_argument("--gpu", action="append", default=[], metavar="NAME", help="a GPU to cover (repeatable)")
-    p.add_argument("--nvcc", metavar="PATH", help="check targets against this nvcc (default: CUDA_HOME/PATH)")
-    p.add_argument("--cuda", metavar="VERSION", help="plan for this CUDA toolkit version instead of a local nvcc")
-    p.add_argument("--arch-specific", action="store_true", help="use 'a' targets (9.0a, 10.0a...) where they exist")
+    p.add_argument(
+        "--gpu",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a GPU to cover (repeatable): 'RTX 3090', '2080', 'h100', 'sm_86', '8.6'",
+    )
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--nvcc", metavar="PATH", help="check targets against this nvcc (default: CUDA_HOME, PATH)")
+    src.add_argument("--cuda", metavar="VERSION", help="plan for this CUDA toolkit version (rules table), no nvcc")
+    p.add_argument(
+        "--arch-specific",
+        nargs="?",
+        const="a",
+        choices=["a", "f"],
+        help="use 'a' targets (9.0a: exact CC only) or, with 'f', family targets (10.0f) where the toolkit has them",
+    )
     p.add_argument("--no-ptx", action="store_true", help="no PTX for forward compatibility")
-    p.add_argument("--json", action="store_true", help="print the cudafit.plan/1 JSON document")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the cudafit.plan/1 JSON document")
+    fmt.add_argument("--markdown", action="store_true", help="print Markdown (paste into an issue)")
     p.set_defaults(func=execute)
 
 
-def _targets(args: argparse.Namespace) -> tuple[str, list[str]]:
-    import os
-
+def _targets(args: argparse.Namespace) -> tuple[str, list[str], str | None]:
+    """(toolkit label, targets, error)."""
     from cudafit.model import parse_cuda_version
-    from cudafit.plan import toolkit_targets_for
+    from cudafit.plan import query_nvcc, toolkit_targets_for
     from cudafit.probe.backends import real_runner
-    from cudafit.probe.toolchains import find_nvcc
 
     if args.cuda:
-        return toolkit_targets_for(parse_cuda_version(args.cuda))
-    env = dict(os.environ)
-    if args.nvcc:
-        env = {"PATH": os.path.dirname(os.path.abspath(args.nvcc))}
-    nvcc = find_nvcc(env, real_runner)
-    if nvcc.path and nvcc.targets:
-        targets = list(nvcc.targets)
-        if nvcc.version:  # --list-gpu-code omits a/f variants; the table knows them
-            _label, table = toolkit_targets_for(parse_cuda_version(nvcc.version))
-            targets += [t for t in table if t[-1] in "af" and t.rstrip("af") in targets]
-        return f"nvcc {nvcc.version} ({nvcc.path})", targets
+        try:
+            label, targets = toolkit_targets_for(parse_cuda_version(args.cuda))
+        except ValueError as err:
+            return "", [], str(err)
+        if not targets:
+            return "", [], f"CUDA {args.cuda} predates cudafit's toolkit table"
+        return label, targets, None
+    exe = args.nvcc
+    if exe is None:
+        from cudafit.probe.toolchains import find_nvcc
+
+        exe = find_nvcc(dict(os.environ), real_runner).path
+    elif not os.path.isfile(exe):
+        return "", [], f"no such nvcc: {exe}"
+    if exe:
+        info = query_nvcc(exe, real_runner)
+        if info.targets:
+            return f"nvcc {info.version or '?'} ({info.path}; {info.source})", list(info.targets), None
+        if args.nvcc:
+            return "", [], f"cannot ask {exe} for its targets: {info.problem}"
     label, targets = toolkit_targets_for(None)
-    return label + " - no nvcc found", targets
+    return f"{label}: no nvcc found in CUDA_HOME or on PATH, planned for the newest toolkit known", targets, None
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    """The plan as Markdown: the three settings in a code block, then the reasons and problems."""
+    gpus = ", ".join(f"{g['name']} ({g['compute_capability']})" for g in doc["gpus"])
+    out = [f"## cudafit plan: {gpus}\n", f"Checked against {doc['toolkit']}.\n", "```sh"]
+    out.append(f'export TORCH_CUDA_ARCH_LIST="{doc["torch_cuda_arch_list"]}"')
+    out.append(f'cmake -DCMAKE_CUDA_ARCHITECTURES="{doc["cmake_cuda_architectures"]}" ...')
+    out.append("nvcc " + " ".join(doc["nvcc_flags"]) + " ...")
+    out.append("```\n")
+    out.extend(f"- {x}" for x in doc["explanations"])
+    if doc["problems"]:
+        out.append("\n**Problems:**\n")
+        out.extend(f"- {x}" for x in doc["problems"])
+    return "\n".join(out) + "\n"
+
+
+def _render_text(doc: dict[str, Any]) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from cudafit.report.console import make_console
+
+    console = make_console()
+    table = Table(title="cudafit plan", title_justify="left")
+    table.add_column("setting")
+    table.add_column("value", overflow="fold")
+    table.add_row("TORCH_CUDA_ARCH_LIST", escape(doc["torch_cuda_arch_list"]) or "[red](none)[/red]")
+    table.add_row("CMAKE_CUDA_ARCHITECTURES", escape(doc["cmake_cuda_architectures"]) or "[red](none)[/red]")
+    table.add_row("nvcc", escape(" ".join(doc["nvcc_flags"])) or "[red](none)[/red]")
+    console.print(table)
+    if doc["torch_cuda_arch_list"]:
+        console.print(f'\nexport TORCH_CUDA_ARCH_LIST="{escape(doc["torch_cuda_arch_list"])}"', highlight=False)
+    console.print(f"\n[dim]checked against {escape(doc['toolkit'])}[/dim]", highlight=False)
+    for line in doc["explanations"]:
+        console.print(f"  - {escape(line)}", highlight=False)
+    for problem in doc["problems"]:
+        console.print(f"[bold red]problem:[/bold red] {escape(problem)}", highlight=False)
 
 
 def execute(args: argparse.Namespace) -> int:
     """Run ``plan``."""
     from cudafit.plan import make_plan
     from cudafit.probe import declared_inventory
-    from cudafit.report.console import dump_json, make_console
+    from cudafit.report.console import dump_json
 
     if not args.gpu:
         print("cudafit: plan needs at least one --gpu NAME", file=sys.stderr)
@@ -65,19 +136,19 @@ def execute(args: argparse.Namespace) -> int:
         for e in errors:
             print(f"cudafit: {e['message']}", file=sys.stderr)
         return EXIT_USAGE
-    label, targets = _targets(args)
+    label, targets, error = _targets(args)
+    if error:
+        print(f"cudafit: {error}", file=sys.stderr)
+        return EXIT_USAGE
     gpus = [(d.name, d.compute_capability) for d in inv.devices if d.compute_capability]
-    plan = make_plan(gpus, targets=targets, toolkit=label, arch_specific=args.arch_specific, ptx=not args.no_ptx)
+    plan = make_plan(
+        gpus, targets=targets, toolkit=label, arch_specific=args.arch_specific or False, ptx=not args.no_ptx
+    )
+    doc = plan.to_dict()
     if args.json:
-        dump_json(plan.to_dict())
+        dump_json(doc)
+    elif args.markdown:
+        sys.stdout.write(render_markdown(doc))
     else:
-        console = make_console()
-        console.print(f'export TORCH_CUDA_ARCH_LIST="{plan.torch_cuda_arch_list}"', highlight=False)
-        console.print(f'-DCMAKE_CUDA_ARCHITECTURES="{plan.cmake_cuda_architectures}"', highlight=False)
-        console.print("nvcc " + " ".join(plan.nvcc_flags), highlight=False)
-        console.print(f"\nchecked against {plan.toolkit}:")
-        for line in plan.explanations:
-            console.print(f"  {line}")
-        for problem in plan.problems:
-            console.print(f"[red]problem:[/red] {problem}")
+        _render_text(doc)
     return EXIT_FAILS if plan.problems else EXIT_OK
