@@ -36,9 +36,9 @@ def test_second_scan_hits_and_a_change_misses(tmp_path: Path, cache_dir: Path, m
     calls: list[str] = []
     real = cache_mod.ScanCache.put
 
-    def spy(self, path, st, facts):  # type: ignore[no-untyped-def]
+    def spy(self, path, st, facts, embedded=None):  # type: ignore[no-untyped-def]
         calls.append(path)
-        real(self, path, st, facts)
+        real(self, path, st, facts, embedded)
 
     monkeypatch.setattr(cache_mod.ScanCache, "put", spy)
     assert scan(lib.parent) == first

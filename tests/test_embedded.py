@@ -42,7 +42,11 @@ def test_embedded_scan_judges_the_pool() -> None:
     on_h100 = evaluate_file(facts, gpu("9.0"))
     assert on_h100.counts.native == 1  # the pool; the registered sm_75 module fails
     on_2080 = evaluate_file(facts, gpu("7.5"))
-    assert on_2080.status is Status.PARTIAL  # registered module runs, the pool has nothing for 7.5
+    # The registered module runs natively and the pool only holds code for other GPUs: the library loads
+    # those fatbins on their GPUs (a specialisation, reported), as cuBLASLt's .cask_resource kernels.
+    assert on_2080.status is Status.NATIVE
+    assert on_2080.counts.specialised == 1
+    assert any(r.code == "library-loaded-code" and "none has code for 7.5" in r.message for r in on_2080.reasons)
 
 
 def test_small_or_executable_sections_are_not_probed() -> None:

@@ -151,11 +151,20 @@ def test_relocatable_only_is_never_runnable() -> None:
 
 
 def test_per_module_holes_make_partial() -> None:
-    both = facts(module("sm_80", "sm_86"), module("sm_75"))
+    """A module built with the file's general list minus this GPU's generation is a hole."""
+    both = facts(module("sm_75", "sm_80", "sm_90"), module("sm_75", "sm_90"))
     v = evaluate_file(both, gpu("8.6"))
     assert v.status is Status.PARTIAL
     assert (v.counts.native, v.counts.fails) == (1, 1)
-    assert any("sm_75" in r.message for r in v.reasons)
+    assert any(r.code == "hole-build-skips-gpu" and "sm_75, sm_90" in r.message for r in v.reasons)
+
+
+def test_single_generation_module_is_specialised_not_a_hole() -> None:
+    """A per-arch module (cuBLAS keeps one sm_75-only module) is dispatched on its generation only."""
+    v = evaluate_file(facts(module("sm_80", "sm_86"), module("sm_75")), gpu("8.6"))
+    assert v.status is Status.NATIVE
+    assert (v.counts.native, v.counts.specialised, v.counts.fails) == (1, 1, 0)
+    assert any(r.code == "specialised-generation" for r in v.reasons)
 
 
 def test_gated_modules_are_not_failures() -> None:

@@ -80,10 +80,12 @@ class Analysis:
 
 
 def _coverage(
-    files: Sequence[BinaryFacts], ccs: Sequence[ComputeCapability], engine: Any, gating: bool = True
+    files: Sequence[BinaryFacts], prepared: Sequence[Any], ccs: Sequence[ComputeCapability], engine: Any, gating: bool
 ) -> dict[str, list[str]]:
-    # modules of archive members count too (static libraries ship objects for downstream links)
-    """Which compute capabilities the package's binaries serve natively or by JIT (no GPU needed)."""
+    """Which compute capabilities the package's binaries serve natively or by JIT (no GPU needed).
+
+    Each CC is judged like a GPU (module roles included), so the columns agree with the verdicts.
+    """
     sass: set[str] = set()
     ptx: set[str] = set()
     for f in files:
@@ -97,10 +99,9 @@ def _coverage(
     native: list[str] = []
     jit: list[str] = []
     partial: list[str] = []
-    modules = [m for f in files for fact in (f, *f.members) for m in fact.modules]
     for cc in ccs:
-        gpu = engine.TargetGpu(name=f"compute capability {cc}", compute_capability=cc)
-        status = engine.combine_counts(engine.count_statuses(modules, gpu, gating=gating)).value
+        counts = sum((p.counts(cc, gating=gating) for p in prepared), engine.Counts())
+        status = engine.combine_counts(counts).value
         if status == "native":
             native.append(str(cc))
         elif status == "jit":
@@ -125,13 +126,17 @@ def analyze(
     driver: DriverVersion | None = None,
     jit_allowed: bool = True,
     include_coverage: bool = True,
+    kernels: bool = False,
 ) -> Analysis:
     """Group scan items by package and evaluate each package on each GPU.
 
     ``items`` are ``targets`` scan items (package, version, path, facts, runtime_compiled);
-    files outside any distribution are grouped by their directory.
+    files outside any distribution are grouped by their directory.  Kernel names are read (one
+    cubin per module, remembered in the scan cache) only for modules whose role is in question,
+    and with ``kernels`` for every module without code for a GPU (``--kernels``).
     """
     from cudafit.rules import engine, tables
+    from cudafit.targets.kernels import KernelNameSource
 
     groups: dict[tuple[str, str | None], list[Any]] = {}
     for item in items:
@@ -140,17 +145,21 @@ def analyze(
     ccs = sorted({ComputeCapability(*map(int, str(c).split("."))) for c in tables.iter_compute_capabilities()})
     results: list[PackageResult] = []
     for (name, version), its in sorted(groups.items(), key=lambda kv: kv[0][0].lower()):
-        files = tuple(i.facts for i in its)
-        active = {id(i.facts) for i in its if not getattr(i, "inactive", None)}
+        files = tuple(_with_library_loaded_code(i.facts, gpus, ccs if include_coverage else ()) for i in its)
+        active = {id(f) for f, i in zip(files, its, strict=True) if not getattr(i, "inactive", None)}
         readable = tuple(f for f in files if (not f.error or f.modules) and id(f) in active)
         unreadable = tuple(f for f in files if f.error)
         if not any(f.has_device_code for f in files) and not unreadable:
             continue  # packages without CUDA code are not part of the report
         gating = not any(getattr(i, "every_kernel_used", False) for i in its)
+        sources = [KernelNameSource(f) for f in readable]
+        prepared = [engine.PreparedFile(f, src) for f, src in zip(readable, sources, strict=True)]
         verdicts = tuple(
-            engine.evaluate_package(name, readable, gpu, driver=driver, jit_allowed=jit_allowed, gating=gating)
+            engine.evaluate_package(name, prepared, gpu, driver=driver, jit_allowed=jit_allowed, gating=gating)
             for gpu in gpus
         )
+        if kernels:
+            verdicts = tuple(_with_kernel_names(v, prepared) for v in verdicts)
         compiled = next((i.runtime_compiled for i in its if i.runtime_compiled), None)
         results.append(
             PackageResult(
@@ -159,14 +168,66 @@ def analyze(
                 path=_common_dir([i.path for i in its]),
                 files=files,
                 verdicts=verdicts,
-                coverage=_coverage(readable, ccs, engine, gating) if include_coverage else {},
+                coverage=_coverage(readable, prepared, ccs, engine, gating) if include_coverage else {},
                 runtime_compiled=compiled,
                 unreadable=unreadable,
                 distribution=its[0].package is not None,
                 inactive=tuple((i.path, i.inactive) for i in its if getattr(i, "inactive", None)),
             )
         )
+        for src in sources:
+            src.close()
     return Analysis(gpus=tuple(gpus), packages=tuple(results), driver=driver, jit_allowed=jit_allowed)
+
+
+def _with_library_loaded_code(facts: BinaryFacts, gpus: Sequence[Any], ccs: Sequence[ComputeCapability]) -> BinaryFacts:
+    """The file re-read with the fatbins it embeds to load itself, where they decide the verdict.
+
+    cuFFT registers one kernel-less module and keeps its kernels in 23,983 fatbins in ``.ldata``;
+    cuBLASLt, cuDNN and cuSPARSELt keep some in ``.cask_resource``.  When the registered modules alone
+    leave the file anything but native or JIT on a GPU asked about (or, without GPUs, on a compute
+    capability of the coverage columns), the embedded fatbins are read too (headers only; cached).
+    """
+    import os
+
+    if not facts.embedded_sections or facts.embedded_modules or not os.path.isfile(facts.path):
+        return facts
+    from cudafit.rules import engine
+    from cudafit.targets.cache import cached_inspect
+    from cudafit.targets.kernels import KernelNameSource
+
+    wanted = [g.compute_capability for g in gpus] or list(ccs)
+    source = KernelNameSource(facts)
+    try:
+        prepared = engine.PreparedFile(facts, source)
+        ok = (engine.Status.NATIVE, engine.Status.JIT)
+        if all(engine.combine_counts(prepared.counts(cc)) in ok for cc in wanted):
+            return facts
+    finally:
+        source.close()
+    full = cached_inspect(facts.path, embedded=True)
+    return facts if full.error else full
+
+
+def _with_kernel_names(verdict: Any, prepared: Sequence[Any]) -> Any:
+    """The verdict with kernel names filled in for every module without code for its GPU."""
+    from dataclasses import replace
+
+    from cudafit.rules.engine import Status
+
+    wanted = (Status.FAILS, Status.SPECIALISED, Status.GATED)
+    files = []
+    for fv, prep in zip(verdict.files, prepared, strict=True):
+        by_pos = {(path, i): m for path, i, m in prep.registered}
+        mods = []
+        for mv in fv.modules:
+            module = by_pos.get((mv.path or fv.path, mv.index))
+            if mv.status in wanted and mv.kernels is None and prep.kernel_names is not None and module is not None:
+                mods.append(replace(mv, kernels=prep.kernel_names(module)))
+            else:
+                mods.append(mv)
+        files.append(replace(fv, modules=tuple(mods)))
+    return replace(verdict, files=tuple(files))
 
 
 def _dir_of(path: str) -> str:

@@ -86,7 +86,7 @@ def fixes_for(
                 out.append(f"upgrade the NVIDIA driver to >= {drv} (CUDA {cuda}), whose JIT accepts PTX ISA {needed}")
         if "jit-disabled" in codes:
             out.append("unset CUDA_DISABLE_PTX_JIT: this package has only PTX for this GPU")
-        if "no-compatible-code" in codes or "built-only-for-other-gpus" in codes or "partial-modules" in codes:
+        if codes & {"no-compatible-code", "built-only-for-other-gpus", "partial-modules", "hole-build-skips-gpu"}:
             plan = arch_list_for([g.compute_capability for g in all_gpus])
             name = package.lower()
             lowest = _lowest_arch(verdict)

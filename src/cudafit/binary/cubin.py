@@ -7,7 +7,8 @@ What a cubin says about itself:
 * ``a`` targets: ``e_flags & 0x800`` (V1), ``e_flags & 0x8`` (ptxas 12.8/12.9 V2), or the
   ``.nv.compat`` record EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET = 1 (ptxas 13.x); ``f`` is not
   recoverable from the cubin at all (only the fatbin header records it);
-* kernels: ``.symtab`` FUNC GLOBAL symbols with ``st_other & 0x10`` (STO_CUDA_ENTRY);
+* kernels: ``.symtab`` FUNC symbols with ``st_other & 0x10`` (STO_CUDA_ENTRY), of any binding
+  (internal-linkage kernels are LOCAL);
   static shared memory = size of ``.nv.shared.<kernel>``; registers from EIATTR_REGCOUNT in
   ``.nv.info``; ``__launch_bounds__`` from EIATTR_MAX_THREADS in ``.nv.info.<kernel>``;
 * device-link stubs (kernel-less cubins nvlink adds to every ``-shared`` build): top e_flags
@@ -27,7 +28,6 @@ __all__ = ["cubin_arch", "read_cubin"]
 
 _SYM64 = struct.Struct("<IBBHQQ")
 _STT_FUNC = 2
-_STB_GLOBAL = 1
 _STO_CUDA_ENTRY = 0x10
 _SHT_SYMTAB = 2
 _SHT_NV_INFO = 0x70000000
@@ -125,7 +125,9 @@ def read_cubin(data: Buffer, origin: int = 0, size: int | None = None) -> CubinI
             end = strtab.find(b"\0", name_off)
             name = strtab[name_off : end if end >= 0 else len(strtab)].decode("utf-8", "replace")
             names_by_index[i] = name
-            if info >> 4 == _STB_GLOBAL and other & _STO_CUDA_ENTRY:
+            # Any binding: kernels with internal linkage (anonymous namespaces, static, many CUTLASS
+            # instantiations) are STB_LOCAL entries, and cuobjdump lists them as functions too.
+            if other & _STO_CUDA_ENTRY:
                 kernels.append(name)
 
     registers: dict[str, int] = {}

@@ -52,33 +52,15 @@ def _kernels_for(report: Any) -> Any:
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             _collect(mm, facts, rows, stubs, errors)
     else:
-        data, problem = _zip_member(path)
+        from cudafit.targets.kernels import read_zip_member
+
+        data, problem = read_zip_member(path)
         if data is None:
             return replace(report, kernel_error=problem)
         _collect(data, facts, rows, stubs, errors)
     return replace(
         report, kernels=tuple(rows), stub_modules=tuple(sorted(stubs)), kernel_error="; ".join(errors) or None
     )
-
-
-_MAX_MEMBER = 256 * 1024 * 1024
-
-
-def _zip_member(path: str) -> tuple[bytes | None, str]:
-    """The bytes of ``WHEEL!MEMBER`` (wheels and .pt2 are zips), bounded in size."""
-    import zipfile
-
-    outer, _, member = path.partition("!")
-    if not member or "!" in member:
-        return None, "kernel listing reads files and zip members (wheels, .pt2); extract this member first"
-    try:
-        with zipfile.ZipFile(outer) as zf:
-            info = zf.getinfo(member)
-            if info.file_size > _MAX_MEMBER:
-                return None, f"member is {info.file_size >> 20} MiB; extract it to list its kernels"
-            return zf.read(info), ""
-    except (OSError, KeyError, zipfile.BadZipFile, ValueError) as err:
-        return None, f"cannot re-read {member}: {err}"
 
 
 def _collect(buf: Any, facts: Any, rows: list[Any], stubs: set[int], errors: list[str]) -> None:

@@ -14,11 +14,14 @@ second fatbin lacks the arch fails for that fatbin's kernels only):
 
 Modules whose every entry targets an ``a``/``f`` variant of *other* GPUs are "gated": libraries
 dispatch those kernels only on the GPU they were built for, so they are reported, not failed
-(docs/verdicts.md).  ``__nv_relfatbin`` modules are never loaded and never count as code.
+(docs/verdicts.md).  Other modules without code for a GPU get a role from :mod:`cudafit.rules.roles`:
+specialised for other GPUs and kernel-less modules are information, holes make a file ``partial``.
+``__nv_relfatbin`` modules are never loaded and never count as code.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 import re
@@ -28,14 +31,16 @@ from typing import Any
 
 from cudafit.binary.facts import BinaryFacts, EntryKind, FatbinEntry, Module
 from cudafit.model import ArchVariant, ComputeCapability, DriverVersion, PtxIsaVersion
-from cudafit.rules import tables
+from cudafit.rules import roles, tables
 from cudafit.rules.reasons import Reason, reason
 
 __all__ = [
     "CodeChoice",
+    "Counts",
     "FileVerdict",
     "ModuleVerdict",
     "PackageVerdict",
+    "PreparedFile",
     "Status",
     "TargetGpu",
     "evaluate_file",
@@ -54,6 +59,8 @@ class Status(str, enum.Enum):
     FAILS = "fails"  # nothing usable
     NONE = "none"  # no (loadable) device code
     GATED = "gated"  # module level: built only for a/f targets of other GPUs
+    SPECIALISED = "specialised"  # module level: code for other GPUs the library dispatches there
+    KERNEL_LESS = "kernel-less"  # module level: no kernels, launches nothing
 
 
 @dataclass(frozen=True)
@@ -186,6 +193,10 @@ class ModuleVerdict:
     reasons: tuple[Reason, ...]
     #: The PTX ISA a driver's JIT must accept for this module to run (its compatible PTX was too new).
     needs_ptx_isa: PtxIsaVersion | None = None
+    #: Kernel names read while deciding the module's role (``None``: not read).
+    kernels: tuple[str, ...] | None = None
+    #: The file (or archive member) the module is in.
+    path: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -307,43 +318,59 @@ def _dedupe(reasons: Sequence[Reason]) -> tuple[Reason, ...]:
 
 @dataclass(frozen=True)
 class Counts:
-    """How many loadable modules ended in each status."""
+    """How many loadable modules ended in each status (``fails``: holes, modules the library plausibly
+    launches here without code for this GPU)."""
 
     native: int = 0
     jit: int = 0
     gated: int = 0
     fails: int = 0
+    specialised: int = 0
+    kernel_less: int = 0
 
     @property
     def total(self) -> int:
         """All loadable modules with code."""
-        return self.native + self.jit + self.gated + self.fails
+        return self.native + self.jit + self.gated + self.fails + self.specialised + self.kernel_less
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(
+            self.native + other.native,
+            self.jit + other.jit,
+            self.gated + other.gated,
+            self.fails + other.fails,
+            self.specialised + other.specialised,
+            self.kernel_less + other.kernel_less,
+        )
 
     def to_dict(self) -> dict[str, int]:
         """JSON form."""
-        return {"native": self.native, "jit": self.jit, "gated": self.gated, "fails": self.fails}
+        return {
+            "native": self.native,
+            "jit": self.jit,
+            "gated": self.gated,
+            "fails": self.fails,
+            "specialised": self.specialised,
+            "kernel_less": self.kernel_less,
+        }
 
 
-def count_statuses(
-    modules: Iterable[Module],
-    gpu: TargetGpu,
-    *,
-    driver: DriverVersion | None = None,
-    jit_allowed: bool = True,
-    gating: bool = True,
-) -> Counts:
-    """Module status counts without building per-module verdicts (coverage over many GPUs)."""
-    sigs: dict[Module, int] = {}
-    for m in modules:
-        if m.relocatable:
-            continue
-        canon = Module(0, 0, None, _signature(m))
-        sigs[canon] = sigs.get(canon, 0) + 1
-    c = {"native": 0, "jit": 0, "gated": 0, "fails": 0}
-    for canon, n in sigs.items():
-        status = _decide(canon, gpu.compute_capability, driver, jit_allowed, gating).status.value
-        if status in c:
-            c[status] += n
+_COUNTED = {
+    Status.NATIVE: "native",
+    Status.JIT: "jit",
+    Status.GATED: "gated",
+    Status.FAILS: "fails",
+    Status.SPECIALISED: "specialised",
+    Status.KERNEL_LESS: "kernel_less",
+}
+
+
+def _count_of(statuses: Iterable[Status]) -> Counts:
+    c = dict.fromkeys(_COUNTED.values(), 0)
+    for st in statuses:
+        key = _COUNTED.get(st)
+        if key is not None:
+            c[key] += 1
     return Counts(**c)
 
 
@@ -352,25 +379,21 @@ def combine_counts(counts: Counts) -> Status:
     return _combine(counts, False)[0]
 
 
-def _count(verdicts: Iterable[ModuleVerdict]) -> Counts:
-    c = {"native": 0, "jit": 0, "gated": 0, "fails": 0}
-    for v in verdicts:
-        if v.status.value in c:
-            c[v.status.value] += 1
-    return Counts(**c)
-
-
 def _combine(counts: Counts, has_relocatable: bool) -> tuple[Status, tuple[Reason, ...]]:
+    relevant = counts.total - counts.kernel_less
     if counts.total == 0:
         if has_relocatable:
             return Status.NONE, (reason("relocatable-only", "device code only in __nv_relfatbin: never loaded"),)
         return Status.NONE, (reason("no-device-code", "no CUDA device code"),)
+    if relevant == 0:
+        msg = f"only kernel-less module(s) ({counts.kernel_less}): nothing to launch"
+        return Status.NONE, (reason("kernel-less-module", msg),)
     runnable = counts.native + counts.jit
     if counts.fails == 0 and runnable == 0:
-        msg = f"all {counts.gated} module(s) are built only for other GPUs' a/f targets"
+        msg = f"all {relevant} module(s) are built only for other GPUs"
         return Status.FAILS, (reason("built-only-for-other-gpus", msg),)
     if counts.fails and runnable:
-        msg = f"{counts.fails} of {counts.total} module(s) have no code for this GPU; {runnable} run"
+        msg = f"{counts.fails} of {relevant} module(s) have no code for this GPU; {runnable} run"
         return Status.PARTIAL, (reason("partial-modules", msg),)
     if counts.fails:
         return Status.FAILS, ()
@@ -407,8 +430,91 @@ def _iter_units(facts: BinaryFacts) -> Iterator[BinaryFacts]:
         yield from _iter_units(member)
 
 
+class PreparedFile:
+    """A file's loadable modules grouped by code, prepared once and judged for many GPUs.
+
+    Libraries hold thousands of modules sharing a few dozen arch lists: each list is decided once
+    per GPU (``_decide``), and only modules without code go through :mod:`cudafit.rules.roles`,
+    whose kernel-name lookups are remembered here across GPUs.
+    """
+
+    def __init__(self, facts: BinaryFacts, kernel_names: roles.KernelNames | None = None) -> None:
+        self.facts = facts
+        self.kernel_names = kernel_names
+        #: (unit path, index in the unit, module) of every registered (non-embedded) module.
+        self.registered: list[tuple[str, int, Module]] = [
+            (unit.path, i, m) for unit in _iter_units(facts) for i, m in enumerate(unit.modules) if not m.embedded
+        ]
+        self.relocatable = any(m.relocatable for _p, _i, m in self.registered)
+        self.embedded = [m for unit in _iter_units(facts) for m in unit.modules if m.embedded]
+        #: The embedded fatbins' distinct code (cuFFT's 23,983 share a few dozen arch lists).
+        self.embedded_code = tuple(dict.fromkeys(Module(0, 0, None, _signature(m)) for m in self.embedded))
+        self.embedded_sections = tuple(sorted({m.section or "" for m in self.embedded}))
+        groups: dict[Module, list[int]] = {}
+        for pos, (_p, _i, m) in enumerate(self.registered):
+            canon = Module(0, 0, "__nv_relfatbin" if m.relocatable else None, _signature(m))
+            groups.setdefault(canon, []).append(pos)
+        self.groups = groups
+        loadable = [m for _p, _i, m in self.registered if not m.relocatable]
+        self._loadable_pos = [pos for pos, (_p, _i, m) in enumerate(self.registered) if not m.relocatable]
+        self.roles = roles.FileRoles(loadable, kernel_names)
+
+    def statuses(
+        self, cc: ComputeCapability, driver: DriverVersion | None, jit_allowed: bool, gating: bool
+    ) -> tuple[list[Status], dict[int, roles.RoleDecision]]:
+        """Each registered module's status on ``cc`` (roles applied), and the role decisions by position."""
+        status: list[Status] = [Status.NONE] * len(self.registered)
+        for canon, positions in self.groups.items():
+            st = _decide(canon, cc, driver, jit_allowed, gating).status
+            for pos in positions:
+                status[pos] = st
+        decisions: dict[int, roles.RoleDecision] = {}
+        if gating:
+            loadable = [status[pos] for pos in self._loadable_pos]
+            undecided = [k for k, st in enumerate(loadable) if st is Status.FAILS]
+            jit = [k for k, st in enumerate(loadable) if st is Status.JIT]
+            if undecided or jit:
+                serving = [st in (Status.NATIVE, Status.JIT) for st in loadable]
+                native = [st is Status.NATIVE for st in loadable]
+                found = self.roles.classify(serving, undecided, cc, jit_only=jit, native=native)
+                for k, decision in found.items():
+                    pos = self._loadable_pos[k]
+                    status[pos] = _ROLE_STATUS[decision.role]
+                    decisions[pos] = decision
+        return status, decisions
+
+    def counts(
+        self, cc: ComputeCapability, driver: DriverVersion | None = None, jit_allowed: bool = True, gating: bool = True
+    ) -> Counts:
+        """Module status counts on ``cc`` without building per-module verdicts (coverage over many CCs)."""
+        status, _ = self.statuses(cc, driver, jit_allowed, gating)
+        counts = _count_of(status)
+        if self.embedded:
+            pool = self.pool(TargetGpu(str(cc), cc), driver, jit_allowed, status)
+            counts = counts + _count_of([pool.status])
+        return counts
+
+    def pool(
+        self, gpu: TargetGpu, driver: DriverVersion | None, jit_allowed: bool, status: Sequence[Status]
+    ) -> ModuleVerdict:
+        """The embedded fatbins as one module; code for other GPUs only, while registered modules run
+        natively here, is a specialisation (the library loads those fatbins on their GPUs)."""
+        pool = _embedded_pool(self.embedded_code, len(self.embedded), self.embedded_sections, gpu, driver, jit_allowed)
+        if pool.status is not Status.NATIVE and Status.NATIVE in status:
+            why = reason("library-loaded-code", pool.reasons[0].message + "; registered modules run natively")
+            return dataclasses.replace(pool, status=Status.SPECIALISED, reasons=(why,))
+        return pool
+
+
+_ROLE_STATUS = {
+    roles.Role.SPECIALISED: Status.SPECIALISED,
+    roles.Role.KERNEL_LESS: Status.KERNEL_LESS,
+    roles.Role.HOLE: Status.FAILS,
+}
+
+
 def evaluate_file(
-    facts: BinaryFacts,
+    facts: BinaryFacts | PreparedFile,
     gpu: TargetGpu,
     *,
     driver: DriverVersion | None = None,
@@ -416,29 +522,45 @@ def evaluate_file(
     gating: bool = True,
 ) -> FileVerdict:
     """Decide one file: its loadable modules combined (archive members included)."""
-    verdicts: list[ModuleVerdict] = []
-    relocatable = False
-    for unit in _iter_units(facts):
-        for i, m in enumerate(unit.modules):
-            if m.embedded:
-                continue
-            v = evaluate_module(m, gpu, driver=driver, jit_allowed=jit_allowed, index=i, gating=gating)
-            relocatable |= m.relocatable
-            verdicts.append(v)
-    pool = _embedded_pool(facts, gpu, driver, jit_allowed)
+    prepared = facts if isinstance(facts, PreparedFile) else PreparedFile(facts)
+    facts = prepared.facts
+    cc = gpu.compute_capability
+    status, decisions = prepared.statuses(cc, driver, jit_allowed, gating)
+    slots: list[ModuleVerdict | None] = [None] * len(prepared.registered)
+    for canon, positions in prepared.groups.items():
+        v = _decide(canon, cc, driver, jit_allowed, gating)
+        for pos in positions:
+            path, i, m = prepared.registered[pos]
+            where = None if path == facts.path else path
+            d = decisions.get(pos)
+            if d is None:
+                slots[pos] = ModuleVerdict(
+                    i, m.section, v.status, v.sass, v.ptx, v.chosen, v.reasons, v.needs_ptx_isa, None, where
+                )
+            elif d.reason.code == "no-compatible-code":  # nothing in the file serves: the engine's why
+                slots[pos] = ModuleVerdict(
+                    i, m.section, v.status, v.sass, v.ptx, None, v.reasons, v.needs_ptx_isa, d.kernels, path
+                )
+            else:
+                why = tuple(r for r in v.reasons if r.code not in ("no-compatible-code", "ptx-jit"))
+                slots[pos] = ModuleVerdict(
+                    i, m.section, status[pos], v.sass, v.ptx, None, (d.reason, *why), None, d.kernels, path
+                )
+    verdicts = [v for v in slots if v is not None]
+    pool = prepared.pool(gpu, driver, jit_allowed, status) if prepared.embedded else None
     if pool is not None:
         verdicts.append(pool)
-    counts = _count(verdicts)
-    status, summary = _adjust_for_unscanned_embedded([facts], *_combine(counts, relocatable))
+    counts = _count_of(v.status for v in verdicts)
+    status_, summary = _adjust_for_unscanned_embedded([prepared], *_combine(counts, prepared.relocatable))
     runtime = _runtime_too_new(facts, driver)
-    if runtime is not None and status is not Status.NONE:
-        status, summary = Status.FAILS, (runtime, *summary)
+    if runtime is not None and status_ is not Status.NONE:
+        status_, summary = Status.FAILS, (runtime, *summary)
     detail = _summarise_failures([v for v in verdicts if v is not pool])
     if pool is not None:
         detail += pool.reasons
     if facts.error:
         detail += (reason("unreadable", f"{facts.path}: {facts.error}"),)
-    return FileVerdict(facts.path, status, counts, tuple(verdicts), summary + detail)
+    return FileVerdict(facts.path, status_, counts, tuple(verdicts), summary + detail)
 
 
 def _runtime_too_new(facts: BinaryFacts, driver: DriverVersion | None) -> Reason | None:
@@ -460,10 +582,10 @@ def _runtime_too_new(facts: BinaryFacts, driver: DriverVersion | None) -> Reason
 
 
 def _adjust_for_unscanned_embedded(
-    files: Sequence[BinaryFacts], status: Status, summary: tuple[Reason, ...]
+    files: Sequence[PreparedFile], status: Status, summary: tuple[Reason, ...]
 ) -> tuple[Status, tuple[Reason, ...]]:
     """A library that embeds fatbins it loads itself, not scanned: say so, and never claim it fails."""
-    where = sorted({s for f in files if not f.embedded_modules for s in f.embedded_sections})
+    where = sorted({s for f in files if not f.embedded for s in f.facts.embedded_sections})
     if not where:
         return status, summary
     note = reason(
@@ -477,24 +599,29 @@ def _adjust_for_unscanned_embedded(
 
 
 def _embedded_pool(
-    facts: BinaryFacts, gpu: TargetGpu, driver: DriverVersion | None, jit_allowed: bool
-) -> ModuleVerdict | None:
-    """All fatbins a library embeds to load itself, judged as one pool: it picks one that fits the GPU."""
-    mods = [m for unit in _iter_units(facts) for m in unit.modules if m.embedded]
-    if not mods:
-        return None
+    code: Sequence[Module],
+    count: int,
+    sections: Sequence[str],
+    gpu: TargetGpu,
+    driver: DriverVersion | None,
+    jit_allowed: bool,
+) -> ModuleVerdict:
+    """All fatbins a library embeds to load itself, judged as one pool: it picks one that fits the GPU.
+
+    ``code``: the pool's distinct arch lists (canonical modules); ``count``: how many fatbins.
+    """
     best = Status.FAILS
     chosen: str | None = None
-    for m in mods:
-        v = evaluate_module(m, gpu, driver=driver, jit_allowed=jit_allowed, gating=False)
+    for m in code:
+        v = _decide(m, gpu.compute_capability, driver, jit_allowed, False)
         if v.status is Status.NATIVE:
             best, chosen = Status.NATIVE, v.chosen
             break
         if v.status is Status.JIT and best is Status.FAILS:
             best, chosen = Status.JIT, v.chosen
-    sass = tuple(sorted({e.arch_name for m in mods for e in m.entries if e.kind is EntryKind.SASS}))
-    ptx = tuple(sorted({e.arch_name for m in mods for e in m.entries if e.kind is EntryKind.PTX}))
-    what = f"{len(mods)} fatbins the library loads itself ({', '.join(sorted({m.section or '' for m in mods}))})"
+    sass = tuple(sorted({e.arch_name for m in code for e in m.entries if e.kind is EntryKind.SASS}))
+    ptx = tuple(sorted({e.arch_name for m in code for e in m.entries if e.kind is EntryKind.PTX}))
+    what = f"{count} fatbins the library loads itself ({', '.join(sections)})"
     if best is Status.FAILS:
         msg = f"{what}: none has code for {gpu.compute_capability}"
     else:
@@ -506,7 +633,7 @@ def _summarise_failures(verdicts: Sequence[ModuleVerdict]) -> tuple[Reason, ...]
     """One reason per distinct (status, archs) group, so thousands of modules stay readable."""
     groups: dict[tuple[Status, tuple[str, ...]], list[ModuleVerdict]] = {}
     for v in verdicts:
-        if v.status in (Status.FAILS, Status.GATED, Status.JIT):
+        if v.status in (Status.FAILS, Status.GATED, Status.JIT, Status.SPECIALISED, Status.KERNEL_LESS):
             groups.setdefault((v.status, v.sass + v.ptx), []).append(v)
     out: list[Reason] = []
     for (_status, _archs), vs in groups.items():
@@ -539,25 +666,33 @@ class PackageVerdict:
 
 def evaluate_package(
     name: str,
-    files: Iterable[BinaryFacts],
+    files: Iterable[BinaryFacts | PreparedFile],
     gpu: TargetGpu,
     *,
     driver: DriverVersion | None = None,
     jit_allowed: bool = True,
     gating: bool = True,
 ) -> PackageVerdict:
-    """Decide a package from all its files' modules (``partial`` when some modules fail)."""
-    files = tuple(files)
-    fverdicts = tuple(evaluate_file(f, gpu, driver=driver, jit_allowed=jit_allowed, gating=gating) for f in files)
-    modules = [m for fv in fverdicts for m in fv.modules]
-    counts = _count(modules)
-    relocatable = any(m.section == "__nv_relfatbin" for m in modules)
-    status, summary = _adjust_for_unscanned_embedded(files, *_combine(counts, relocatable))
+    """Decide a package from all its files' modules (``partial`` when some modules are holes)."""
+    prepared = tuple(f if isinstance(f, PreparedFile) else PreparedFile(f) for f in files)
+    fverdicts = tuple(evaluate_file(f, gpu, driver=driver, jit_allowed=jit_allowed, gating=gating) for f in prepared)
+    counts = sum((fv.counts for fv in fverdicts), Counts())
+    relocatable = any(f.relocatable for f in prepared)
+    status, summary = _adjust_for_unscanned_embedded(prepared, *_combine(counts, relocatable))
     coded = [fv for fv in fverdicts if fv.status is not Status.NONE]
+    gaps: tuple[Reason, ...] = ()
+    if status is Status.PARTIAL:  # a file without code beside files that run: a real gap, not a specialisation
+        gaps = tuple(
+            reason(
+                "hole-file-without-code", f"{fv.path}: no code for {gpu.compute_capability} ({fv.counts.fails} modules)"
+            )
+            for fv in coded
+            if fv.status is Status.FAILS
+        )
     no_runtime = [fv for fv in coded if any(r.code == "driver-too-old-for-runtime" for r in fv.reasons)]
     if no_runtime:  # those files cannot even start their CUDA runtime on this driver
         status = Status.FAILS if len(no_runtime) == len(coded) else Status.PARTIAL
     detail = tuple(
         dict.fromkeys(r for fv in fverdicts for r in fv.reasons if r.code != "partial-modules" and r not in summary)
     )
-    return PackageVerdict(name, gpu, status, counts, fverdicts, summary + detail)
+    return PackageVerdict(name, gpu, status, counts, fverdicts, summary + gaps + detail)

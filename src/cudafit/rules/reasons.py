@@ -19,6 +19,8 @@ NVCC_RDC = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#us
 RELEASE_NOTES = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.html"
 DRIVER_MODULES = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MODULE.html"
 MINOR_COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html"
+LAZY_LOADING = "https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/lazy-loading.html"
+NVCC_GENCODE = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#options-for-steering-gpu-code-generation"
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,49 @@ REASONS: dict[str, ReasonInfo] = {
             "built-only-for-other-gpus",
             "a module holding only 'a'/'f' code for other GPUs: the library dispatches those kernels only there",
             PG13_CC + " (§5.1.2)",
+        ),
+        ReasonInfo(
+            "specialised-generation",
+            "a module built for one GPU generation only (per-architecture dispatch, as NVIDIA's math libraries "
+            "build them): modules are loaded when one of their kernels is first used, and the library uses it "
+            "on those GPUs",
+            LAZY_LOADING + "; " + NVCC_GENCODE,
+        ),
+        ReasonInfo(
+            "specialised-newer",
+            "a module built only for GPUs newer than this one while the file has code for this one: kernels the "
+            "library dispatches only from a minimum architecture (bf16, cp.async, tensor-core paths)",
+            LAZY_LOADING + "; " + NVCC_GENCODE,
+        ),
+        ReasonInfo(
+            "specialised-other-build",
+            "a module whose arch list is not the library's general build list with this GPU removed: a "
+            "specialisation for other GPUs, never loaded here unless the library dispatches it",
+            LAZY_LOADING + "; " + NVCC_GENCODE,
+        ),
+        ReasonInfo(
+            "specialised-named",
+            "every kernel of the module names another architecture (sm80_xmma_..., ..._sm90, arch::Sm100): the "
+            "library selects those kernels by the device's compute capability",
+            LAZY_LOADING,
+        ),
+        ReasonInfo(
+            "kernel-less-module",
+            "a module with no __global__ function (nvcc's device-link/registration modules, translation units "
+            "without kernels): nothing in it is ever launched, so it needs no code for any GPU",
+            LAZY_LOADING + "; " + NVCC_RDC,
+        ),
+        ReasonInfo(
+            "hole-build-skips-gpu",
+            "a module built with the library's general arch list minus this GPU: its kernels fail with 'no kernel "
+            "image is available' (209) when launched here",
+            RUNTIME_ERRORS + " (cudaErrorNoKernelImageForDevice); " + NVCC_GENCODE,
+        ),
+        ReasonInfo(
+            "hole-file-without-code",
+            "the file has no code for this GPU while other files of the package do: its kernels fail with 'no "
+            "kernel image is available' (209) when launched here",
+            RUNTIME_ERRORS + " (cudaErrorNoKernelImageForDevice); " + FATBIN_BLOG,
         ),
         ReasonInfo(
             "partial-modules",

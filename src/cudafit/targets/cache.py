@@ -22,6 +22,7 @@ from cudafit.binary.facts import BinaryFacts
 __all__ = ["ScanCache", "cache_dir", "scan_cache"]
 
 _MAX_ENTRIES = 50_000
+_MAX_KERNEL_ENTRIES = 200_000  # modules (cuBLASLt alone has 2,782)
 
 
 def _format() -> str:
@@ -78,11 +79,11 @@ def _load_store(path: str) -> dict[Any, Any]:
     return {}
 
 
-def _save_store(path: str, entries: dict[Any, Any]) -> None:
+def _save_store(path: str, entries: dict[Any, Any], *, limit: int = _MAX_ENTRIES) -> None:
     import tempfile
 
-    if len(entries) > _MAX_ENTRIES:
-        entries = dict(list(entries.items())[-_MAX_ENTRIES:])
+    if len(entries) > limit:
+        entries = dict(list(entries.items())[-limit:])
     with contextlib.suppress(OSError):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".scan-")
@@ -106,8 +107,13 @@ class ScanCache:
             os.path.join(os.path.dirname(path), "json-" + os.path.basename(path)) if path is not None else None
         )
         self.embedded = embedded  # also collect fatbins libraries embed to load themselves
+        self.kernels_path = (
+            os.path.join(os.path.dirname(path), "kernels-" + os.path.basename(path)) if path is not None else None
+        )
         self._entries: dict[Key, BinaryFacts] | None = None
         self._texts: dict[TextKey, Any] | None = None
+        self._kernels: dict[Any, tuple[str, ...]] | None = None
+        self.kernels_dirty = False
         self.dirty = False
         self.texts_dirty = False
         self.added: list[tuple[Key, BinaryFacts]] = []  # this process's new entries (parallel scans merge them)
@@ -127,25 +133,43 @@ class ScanCache:
             self._texts = _load_store(self.text_path) if self.text_path else {}
         return self._texts
 
-    def key(self, path: str, st: os.stat_result) -> Key:
+    def key(self, path: str, st: os.stat_result, embedded: bool | None = None) -> Key:
         """The identity of a file's content, as far as the file system tells (and the scan mode)."""
-        return (os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino, self.embedded)
+        mode = self.embedded if embedded is None else embedded
+        return (os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino, mode)
 
-    def get(self, path: str, st: os.stat_result, name: str) -> BinaryFacts | None:
+    def get(self, path: str, st: os.stat_result, name: str, embedded: bool | None = None) -> BinaryFacts | None:
         """Cached facts for ``path`` (renamed to ``name``), or ``None``."""
-        facts = self.entries.get(self.key(path, st))
+        facts = self.entries.get(self.key(path, st, embedded))
         if facts is None or facts.error:
             return None
         return facts if facts.path == name else _renamed(facts, name)
 
-    def put(self, path: str, st: os.stat_result, facts: BinaryFacts) -> None:
+    def put(self, path: str, st: os.stat_result, facts: BinaryFacts, embedded: bool | None = None) -> None:
         """Remember the facts of an unchanged file (errors are not cached: they may be transient)."""
         if facts.error or not self.path:
             return
-        key = self.key(path, st)
+        key = self.key(path, st, embedded)
         self.entries[key] = facts
         self.added.append((key, facts))
         self.dirty = True
+
+    def get_kernels(self, key: Any) -> tuple[str, ...] | None:
+        """Kernel names of a module (by file identity and module offset), or ``None``."""
+        if not self.kernels_path:
+            return None
+        if self._kernels is None:
+            self._kernels = _load_store(self.kernels_path)
+        return self._kernels.get(key)
+
+    def put_kernels(self, key: Any, names: tuple[str, ...]) -> None:
+        """Remember a module's kernel names."""
+        if not self.kernels_path:
+            return
+        if self._kernels is None:
+            self._kernels = _load_store(self.kernels_path)
+        self._kernels[key] = names
+        self.kernels_dirty = True
 
     def get_text(self, key: TextKey) -> Any:
         """A cached rendering, or ``None``."""
@@ -178,6 +202,9 @@ class ScanCache:
         if self.texts_dirty and self._texts is not None:
             _save_store(self.text_path or "", self._texts)
             self.texts_dirty = False
+        if self.kernels_dirty and self._kernels is not None:
+            _save_store(self.kernels_path or "", self._kernels, limit=_MAX_KERNEL_ENTRIES)
+            self.kernels_dirty = False
 
 
 def _renamed(facts: BinaryFacts, name: str) -> BinaryFacts:
@@ -209,12 +236,13 @@ def current() -> ScanCache | None:
     return _active[-1] if _active else None
 
 
-def cached_inspect(path: str, name: str | None = None) -> Any:
-    """``inspect_path`` through the active cache."""
+def cached_inspect(path: str, name: str | None = None, *, embedded: bool | None = None) -> Any:
+    """``inspect_path`` through the active cache (``embedded`` overrides the scan's mode for this file)."""
     from cudafit.binary import inspect_path
 
     cache = current()
-    embedded = bool(cache and cache.embedded)
+    if embedded is None:
+        embedded = bool(cache and cache.embedded)
     if cache is None or cache.path is None:
         return inspect_path(path, name=name, embedded=embedded)
     try:
@@ -222,9 +250,9 @@ def cached_inspect(path: str, name: str | None = None) -> Any:
     except OSError:
         return inspect_path(path, name=name, embedded=embedded)
     display = name if name is not None else path
-    hit = cache.get(path, st, display)
+    hit = cache.get(path, st, display, embedded)
     if hit is not None:
         return hit
     facts = inspect_path(path, name=name, embedded=embedded)
-    cache.put(path, st, facts)
+    cache.put(path, st, facts, embedded)
     return facts
