@@ -15,7 +15,8 @@ Measured in two interpreters:
   (``--without-pip``, so no ``.pth`` of other packages runs at start-up), created in a
   temporary directory: what a user of the library gets;
 * this interpreter (``sys.executable``), e.g. the project's editable venv, where no bytecode may
-  be cached (``PYTHONDONTWRITEBYTECODE``) and every run compiles cudafit's sources.
+  be cached (``PYTHONDONTWRITEBYTECODE`` set, no ``__pycache__`` in src/) and every run then
+  compiles cudafit's sources; the row says which was the case.
 
 The cached calls are timed with timeit against a fake device list (the cached path never touches
 the device layer), side by side with the hand-written check a library would otherwise run on
@@ -89,6 +90,15 @@ def import_cost(python: str, runs: int) -> dict[str, float]:
     }
 
 
+def bytecode_cached(python: str) -> bool:
+    """Whether ``python`` finds cached bytecode for cudafit.guard (else it compiles the source every run)."""
+    code = (
+        "import importlib.util as u, os; s = u.find_spec('cudafit.guard'); "
+        "print(os.path.exists(u.cache_from_source(s.origin)))"
+    )
+    return subprocess.run([python, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "True"
+
+
 def clean_venv(where: Path) -> str:
     """A venv with only cudafit's package files, byte-compiled as pip does; returns its python."""
     base = getattr(sys, "_base_executable", sys.executable)
@@ -126,8 +136,9 @@ def main() -> int:
     if not args.no_clean_venv:
         with tempfile.TemporaryDirectory(prefix="cudafit-bench-guard-") as tmp:
             rows.append(row("clean venv", import_cost(clean_venv(Path(tmp) / "venv"), args.runs)))
-    cached = "bytecode not cached" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "bytecode cached"
-    rows.append(row(f"this interpreter, {cached}", import_cost(sys.executable, args.runs)))
+    cost = import_cost(sys.executable, args.runs)  # its warm-up run writes bytecode where that is allowed
+    cached = "bytecode cached" if bytecode_cached(sys.executable) else "no bytecode: sources compiled every run"
+    rows.append(row(f"this interpreter, {cached}", cost))
 
     guard.set_device_provider(lambda: [DeviceInfo(0, "NVIDIA GeForce RTX 3090", ComputeCapability(8, 6))])
     guard.require_capability("7.5")

@@ -170,7 +170,7 @@ FORBIDDEN_PACKAGES = ("cudafit.cli", "cudafit.rules", "cudafit.binary", "cudafit
 
 
 def test_guard_import_pulls_in_nothing_heavy() -> None:
-    """In an isolated interpreter (-I: no user site, no PYTHON* variables), only what the import adds."""
+    """In an isolated interpreter (-I: no user site, no PYTHON* variables; -B: no bytecode written), what it adds."""
     import cudafit
 
     where = str(Path(cudafit.__file__).parent.parent)
@@ -181,7 +181,7 @@ def test_guard_import_pulls_in_nothing_heavy() -> None:
         "import cudafit.guard\n"
         "print('\\n'.join(sorted(set(sys.modules) - before)))\n"
     )
-    out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-I", "-B", "-c", code], capture_output=True, text=True, check=True).stdout
     added = set(out.split())
     assert "cudafit.guard" in added  # the import happened here, not before
     assert not added & FORBIDDEN_ON_GUARD_IMPORT, sorted(added & FORBIDDEN_ON_GUARD_IMPORT)
