@@ -147,3 +147,42 @@ def test_import_is_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# What `import cudafit.guard` may not pull in: each costs milliseconds of the <= 30 ms budget
+# (dataclasses + inspect about 20 ms, cudafit.model 12 ms, typing, threading with functools and
+# collections, re and enum a few ms each; measured by bench/bench_guard.py) or is a heavy layer.
+# Needing one of them on the guard's path is a decision to re-measure, not an accident.
+FORBIDDEN_ON_GUARD_IMPORT = {
+    "dataclasses",
+    "inspect",
+    "typing",
+    "threading",
+    "re",
+    "enum",
+    "collections",
+    "rich",
+    "pip",
+    "torch",
+    "cudafit.model",
+}
+FORBIDDEN_PACKAGES = ("cudafit.cli", "cudafit.rules", "cudafit.binary", "cudafit.probe", "cudafit.targets")
+
+
+def test_guard_import_pulls_in_nothing_heavy() -> None:
+    """In an isolated interpreter (-I: no user site, no PYTHON* variables; -B: no bytecode written), what it adds."""
+    import cudafit
+
+    where = str(Path(cudafit.__file__).parent.parent)
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {where!r})\n"
+        "before = set(sys.modules)\n"
+        "import cudafit.guard\n"
+        "print('\\n'.join(sorted(set(sys.modules) - before)))\n"
+    )
+    out = subprocess.run([sys.executable, "-I", "-B", "-c", code], capture_output=True, text=True, check=True).stdout
+    added = set(out.split())
+    assert "cudafit.guard" in added  # the import happened here, not before
+    assert not added & FORBIDDEN_ON_GUARD_IMPORT, sorted(added & FORBIDDEN_ON_GUARD_IMPORT)
+    assert not [m for m in added if m.startswith(FORBIDDEN_PACKAGES)]

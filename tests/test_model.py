@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import doctest
+import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cudafit import model
 from cudafit.errors import CudafitError, ValueParseError
@@ -62,3 +65,70 @@ def test_parse_errors_are_clear(fn, text: str) -> None:  # type: ignore[no-untyp
     assert text in str(info.value)
     assert isinstance(info.value, CudafitError)
     assert isinstance(info.value, ValueError)
+
+
+# The grammar parse_compute_capability implemented with regular expressions before it was
+# written by hand for the guard's import budget; the hand parser must accept exactly the same.
+_CC_DOTTED = re.compile(r"^(\d{1,2})\.(\d)$")
+_ARCH_RE = re.compile(r"^(?:(sm|compute|lto)_?)?(\d{2,3})([af]?)$")
+
+
+def regex_parse_compute_capability(text: str) -> ComputeCapability:
+    s = str(text).strip().lower()
+    m = _CC_DOTTED.match(s)
+    if m:
+        return ComputeCapability(int(m.group(1)), int(m.group(2)))
+    m = _ARCH_RE.match(s)
+    if m:
+        return ComputeCapability.from_arch_number(int(m.group(2)))
+    raise ValueParseError(text)
+
+
+def outcome(fn, text: str) -> object:  # type: ignore[no-untyped-def]
+    try:
+        return fn(text)
+    except ValueParseError:
+        return "error"
+
+
+_CC_ALPHABET = "0123456789.afsmcompulto_ \t\n٣AFSM"
+
+
+@given(st.text(alphabet=_CC_ALPHABET, max_size=12))
+def test_hand_parser_equals_the_regular_expressions(text: str) -> None:
+    assert outcome(parse_compute_capability, text) == outcome(regex_parse_compute_capability, text)
+
+
+_EDGES = "8.6 12.1 123.4 8.66 8. .6 86 100f sm_100a sm__86 compute86 lto_90 sm_1000 sm_8 86af smx86 computesm86"
+
+
+@pytest.mark.parametrize("text", [*_EDGES.split(), "٨.٦", "sm_٨٦", "8.6.1", "", "sm_", "a", "05"])
+def test_hand_parser_edge_cases(text: str) -> None:
+    assert outcome(parse_compute_capability, text) == outcome(regex_parse_compute_capability, text)
+
+
+def test_compute_capability_behaves_like_the_frozen_dataclass_it_was() -> None:
+    import copy
+    import pickle
+
+    from cudafit import _values
+
+    cc = ComputeCapability(8, 6)
+    assert model.ComputeCapability is _values.ComputeCapability  # one class for every layer
+    assert repr(cc) == "ComputeCapability(major=8, minor=6)"
+    assert cc == ComputeCapability(8, 6)
+    assert cc != (8, 6)
+    assert hash(cc) == hash((8, 6))
+    assert pickle.loads(pickle.dumps(cc)) == cc
+    assert copy.deepcopy(cc) == cc
+    assert sorted([ComputeCapability(9, 0), cc, ComputeCapability(7, 5)])[0] == ComputeCapability(7, 5)
+    assert max(cc, ComputeCapability(12, 0)) == ComputeCapability(12, 0)
+    with pytest.raises(TypeError):
+        _ = cc < (9, 0)  # type: ignore[operator]
+    with pytest.raises(AttributeError, match="cannot assign"):
+        cc.major = 9  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del cc.minor  # type: ignore[misc]
+    match cc:
+        case ComputeCapability(major, minor):
+            assert (major, minor) == (8, 6)

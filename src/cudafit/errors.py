@@ -12,6 +12,7 @@ __all__ = [
     "BinaryFormatError",
     "CudafitError",
     "DecompressionError",
+    "EnvironmentResolutionError",
     "ProbeError",
     "RuleDataError",
     "TargetError",
@@ -81,3 +82,9 @@ class TargetError(CudafitError):
     """A scan target (path, wheel, requirement, image, .pt2) could not be read."""
 
     code = "target-failed"
+
+
+class EnvironmentResolutionError(TargetError):
+    """A path given as a Python interpreter or environment is not one (a usage error: exit code 2)."""
+
+    code = "not-an-environment"

@@ -18,20 +18,24 @@ a cached call costs about a microsecond.  ``CUDAFIT_SKIP_CAPABILITY_CHECK=1`` tu
 :func:`require_capability` and :func:`check_binary` into no-ops (an escape hatch for unusual
 setups; the checks are otherwise authoritative).
 
-Importing this module pulls in neither the CLI, rich, nor pip.
+Importing this module pulls in neither the CLI, rich, pip, nor dataclasses (a few milliseconds).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from _thread import allocate_lock  # = threading.Lock, without importing threading (functools, collections)
 
+from cudafit._values import ComputeCapability, FrozenValue, parse_compute_capability
 from cudafit.errors import CudafitError
-from cudafit.model import ComputeCapability, parse_compute_capability
+
+# The import budget (<= 30 ms, bench/bench_guard.py; tests/test_guard.py lists what may not be
+# imported) keeps typing, collections.abc, dataclasses and threading off this path.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
 __all__ = [
     "UNKNOWN",
@@ -81,14 +85,27 @@ class Unknown:
 UNKNOWN = Unknown("no CUDA device on this machine")
 
 
-@dataclass(frozen=True)
-class DeviceInfo:
-    """A CUDA device as the guard sees it (ordinal under the current CUDA_VISIBLE_DEVICES)."""
+class DeviceInfo(FrozenValue):
+    """A CUDA device as the guard sees it (ordinal under the current CUDA_VISIBLE_DEVICES).
 
+    An immutable value with the semantics of a frozen dataclass, written without one (import cost).
+    """
+
+    __slots__ = ("compute_capability", "cuda_index", "max_shared_memory_per_block_optin", "name")
+    __match_args__ = ("cuda_index", "name", "compute_capability", "max_shared_memory_per_block_optin")
     cuda_index: int
     name: str
     compute_capability: ComputeCapability
-    max_shared_memory_per_block_optin: int | None = None
+    max_shared_memory_per_block_optin: int | None
+
+    def __init__(
+        self,
+        cuda_index: int,
+        name: str,
+        compute_capability: ComputeCapability,
+        max_shared_memory_per_block_optin: int | None = None,
+    ) -> None:
+        self._assign(cuda_index, name, compute_capability, max_shared_memory_per_block_optin)
 
 
 class _State:
@@ -98,7 +115,7 @@ class _State:
     provider: Callable[[], Sequence[DeviceInfo]] | None = None
 
 
-_lock = threading.Lock()
+_lock = allocate_lock()
 _state = _State()
 _capability_cache: dict[tuple[Any, int, str | None], tuple[CapabilityError | None, DeviceInfo | None]] = {}
 _binary_cache: dict[tuple[Any, ...], Any] = {}
@@ -314,10 +331,11 @@ def shared_memory_fits(nbytes: int, device: Any = None) -> bool | Unknown:
     return nbytes <= limit
 
 
-@dataclass(frozen=True)
-class Pt2Check:
-    """Whether a ``.pt2`` AOTInductor package can run on a device, and how."""
+class Pt2Check(FrozenValue):
+    """Whether a ``.pt2`` AOTInductor package can run on a device, and how (an immutable value)."""
 
+    __slots__ = ("cubins_present", "fixes", "move_inputs_to", "package_device", "problems", "runnable", "runner")
+    __match_args__ = ("runnable", "package_device", "runner", "cubins_present", "move_inputs_to", "problems", "fixes")
     runnable: bool
     package_device: str | None
     runner: str | None
@@ -325,6 +343,19 @@ class Pt2Check:
     move_inputs_to: str | None
     problems: tuple[str, ...]
     fixes: tuple[str, ...]
+
+    def __init__(
+        self,
+        *,
+        runnable: bool,
+        package_device: str | None,
+        runner: str | None,
+        cubins_present: bool,
+        move_inputs_to: str | None,
+        problems: tuple[str, ...],
+        fixes: tuple[str, ...],
+    ) -> None:
+        self._assign(runnable, package_device, runner, cubins_present, move_inputs_to, problems, fixes)
 
 
 def check_pt2(path: str, device: str = "cuda") -> Pt2Check:

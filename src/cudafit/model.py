@@ -4,6 +4,8 @@ Each type has a canonical ``str`` and a ``parse_*`` function that accepts the fo
 users and tools write, and raises :class:`~cudafit.errors.ValueParseError` otherwise.
 Ordering is the natural numeric one, so comparisons in the rules read like NVIDIA's text
 ("minor compute capability greater than or equal to the targeted version").
+:class:`ComputeCapability` and :func:`parse_compute_capability` live in :mod:`cudafit._values`
+(written without dataclasses so that ``import cudafit.guard`` stays cheap) and are re-exported here.
 
 >>> str(parse_compute_capability("sm_86"))
 '8.6'
@@ -21,6 +23,7 @@ import enum
 import re
 from dataclasses import dataclass
 
+from cudafit._values import ComputeCapability, parse_compute_capability
 from cudafit.errors import ValueParseError
 
 __all__ = [
@@ -53,47 +56,7 @@ class ArchVariant(str, enum.Enum):
     FAMILY = "f"
 
 
-@dataclass(frozen=True, order=True)
-class ComputeCapability:
-    """A GPU's compute capability, e.g. 8.6 (GeForce RTX 3090)."""
-
-    major: int
-    minor: int
-
-    def __str__(self) -> str:
-        return f"{self.major}.{self.minor}"
-
-    @property
-    def arch_number(self) -> int:
-        """The number nvcc and fatbin headers use: ``major * 10 + minor`` (8.6 -> 86, 12.1 -> 121)."""
-        return self.major * 10 + self.minor
-
-    @classmethod
-    def from_arch_number(cls, number: int) -> ComputeCapability:
-        """Inverse of :attr:`arch_number` (``100`` -> 10.0, ``75`` -> 7.5)."""
-        if number < 10:
-            msg = f"arch number {number} is not a compute capability"
-            raise ValueParseError(msg)
-        return cls(number // 10, number % 10)
-
-
-_CC_DOTTED = re.compile(r"^(\d{1,2})\.(\d)$")
 _ARCH_RE = re.compile(r"^(?:(sm|compute|lto)_?)?(\d{2,3})([af]?)$")
-
-
-def parse_compute_capability(text: str | ComputeCapability) -> ComputeCapability:
-    """Parse ``8.6``, ``86``, ``sm_86``, ``sm86`` or ``compute_86`` (a suffix is ignored)."""
-    if isinstance(text, ComputeCapability):
-        return text
-    s = str(text).strip().lower()
-    m = _CC_DOTTED.match(s)
-    if m:
-        return ComputeCapability(int(m.group(1)), int(m.group(2)))
-    m = _ARCH_RE.match(s)
-    if m:
-        return ComputeCapability.from_arch_number(int(m.group(2)))
-    msg = f"not a compute capability: {text!r} (expected e.g. '8.6', '86' or 'sm_86')"
-    raise ValueParseError(msg)
 
 
 @dataclass(frozen=True, order=True)

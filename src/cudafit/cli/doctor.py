@@ -2,14 +2,18 @@
 
 On a machine without a GPU it still reports which compute capabilities each installed CUDA
 package covers, and says that no GPU was found; ``--gpu NAME`` evaluates for GPUs that are not
-here, ``--driver VERSION`` for another driver.
+here, ``--driver VERSION`` for another driver.  ``--python PATH`` checks another interpreter's
+environment, resolved from its files (:func:`cudafit.targets.env.resolve_environment`); the notes
+say which site-packages directories were scanned and why.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
+from cudafit.cli import EXIT_USAGE
 from cudafit.cli.options import add_verdict_options, run_verdicts
 
 __all__ = ["configure_parser", "execute"]
@@ -23,7 +27,12 @@ def configure_parser(sub: Any) -> None:
         description="Will the CUDA kernels installed here run on this machine's GPUs? Reads binaries only.",
     )
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--python", metavar="PATH", help="check the environment of this interpreter")
+    where.add_argument(
+        "--python",
+        metavar="PATH",
+        help="check the environment of this interpreter (ENV/bin/python) or environment directory: venv, conda, "
+        "installation; read from files, the interpreter is never run",
+    )
     where.add_argument("--site-packages", metavar="DIR", action="append", help="check this site-packages directory")
     add_verdict_options(p)
     p.set_defaults(func=execute)
@@ -31,8 +40,12 @@ def configure_parser(sub: Any) -> None:
 
 def execute(args: argparse.Namespace) -> int:
     """Run ``doctor``."""
+    from cudafit.errors import EnvironmentResolutionError
     from cudafit.targets.env import EnvironmentTarget
 
-    target = EnvironmentTarget(args.site_packages) if args.site_packages else EnvironmentTarget.current(args.python)
-    notes = [f"scanned {target.describe()}"]
-    return run_verdicts(args, target.iter_items(), notes=notes, sites=target.sites)
+    try:
+        target = EnvironmentTarget(args.site_packages) if args.site_packages else EnvironmentTarget.current(args.python)
+    except EnvironmentResolutionError as err:  # --python PATH that is not an environment: a usage error
+        print(f"cudafit: {err.message}", file=sys.stderr)
+        return EXIT_USAGE
+    return run_verdicts(args, target.iter_items(), notes=target.notes(), sites=target.sites)
