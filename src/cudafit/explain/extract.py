@@ -189,29 +189,42 @@ def iter_gpus(text: str) -> Iterator[tuple[str, str]]:
                 yield f"GPU {name}", f"{m.group(2)}.{m.group(3)}"
 
 
+# Words that follow "kernel" in prose and messages ("kernel image", "kernel errors might be ...").
 _NOT_KERNELS = frozenset(
-    {
+    [
         "image",
         "images",
         "errors",
         "error",
         "launch",
         "launches",
-        "is",
-        "the",
-        "for",
-        "in",
         "failed",
         "was",
+        "were",
+        "is",
+        "are",
         "has",
-        "function",
-        "might",
-        "binaries",
-        "code",
+        "have",
+        "the",
+        "a",
+        "an",
+        "of",
+        "on",
+        "to",
+        "in",
+        "for",
         "with",
         "that",
         "and",
-    }
+        "function",
+        "functions",
+        "might",
+        "binaries",
+        "binary",
+        "code",
+        "names",
+        "name",
+    ]
 )
 
 
@@ -266,13 +279,21 @@ def extract_facts(text: str) -> dict[str, Any]:
     """Facts in ``text`` (cleaned first): a JSON-ready dict with only the keys found.
 
     Keys: ``archs`` (every sm_/compute_ target named, canonical ``sm_XY[a|f]``), ``arch_range`` and
-    ``built_for`` (``FATAL: kernel K is for smA-smB, but was built for smC``), ``kernels``,
-    ``operators`` (``torch.ops.ns.op``), ``cuda_errors`` (code, name, string), ``shared_memory``
-    (required/limit bytes), ``required_minimum`` (a capability guard's minimum CC), ``packages``
-    (from site-/dist-packages paths), ``gpus`` (name and CC from torch's warnings),
-    ``build_archs`` (the archs a torch build says it supports), ``driver_cuda_version``,
-    ``driver_version``, ``ptx_isa`` (needed/supported from ptxas), ``unsupported_target``,
-    ``torch_version``, ``aoti_runner``, ``devices``, ``triton``.
+    ``built_for`` (``FATAL: kernel K is for smA-smB, but was built for smC``; ggml's "no device code
+    compatible with CUDA arch 520" gives ``built_for`` sm_52), ``cuda_errors`` (code, name, string),
+    ``shared_memory`` (required/limit bytes), ``required_minimum`` / ``required_maximum`` (the CC range a
+    capability guard accepts), ``packages`` (from site-/dist-packages paths), ``gpus`` (name and CC from
+    torch, ggml, TensorFlow, vLLM, xformers and bitsandbytes logs; "GPU" where the log gives no name),
+    ``build_archs`` (the archs a torch or ggml build says it carries), ``build_min_cc``,
+    ``driver_cuda_version``, ``driver_version``, ``ptx_isa`` (needed/supported from ptxas),
+    ``unsupported_target``, ``toolkit_cuda_version`` / ``torch_cuda_version`` (an extension build's nvcc
+    vs torch.version.cuda), ``torch_version``, ``aoti_runner``, ``devices``, ``triton``.
+
+    The names a failure carries, for joining with the kernels a library has no code for (issue 11):
+    ``kernels`` (:func:`iter_kernel_names`), ``operators`` (:func:`iter_operator_names`: torch.ops
+    ``ns.op``, ggml ops such as ``RMS_NORM``, ONNX Runtime node types, TensorFlow ``[Op:X]``, wrapper ops
+    such as sgl-kernel's ``GemmaRMSNorm``) and ``source_files`` (:func:`iter_source_files`: ``{"file",
+    "path", "line"}`` of the .cu/.cuh/.cpp sites a log points at).
     """
     text = clean(text)
     facts: dict[str, Any] = {}
