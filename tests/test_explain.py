@@ -44,6 +44,16 @@ CASES = [
         "shared-memory-limit",
     ),
     ("AssertionError: Torch not compiled with CUDA enabled", "wrong-framework-build"),
+    (
+        "RuntimeError:\nThe detected CUDA version (12.4) mismatches the version that was used to compile\n"
+        "PyTorch (11.8). Please make sure to use the same CUDA versions.",
+        "toolkit-mismatch",
+    ),
+    (
+        "ImportError: /venv/lib/python3.11/site-packages/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so: "
+        "undefined symbol: _ZN3c104cuda9SetDeviceEi",
+        "extension-abi-mismatch",
+    ),
 ]
 
 

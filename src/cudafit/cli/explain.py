@@ -118,6 +118,8 @@ def _fact(value: Any) -> str:
     if isinstance(value, dict):
         if "code" in value and "name" in value:
             return f"{value['code']} {value['name']}"
+        if "path" in value:  # a source file: "path/to/norm.cuh:113"
+            return f"{value['path']}:{value['line']}" if "line" in value else str(value["path"])
         return ", ".join(f"{k} {v}" for k, v in value.items())
     return str(value)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from cudafit.explain.catalogue import CATEGORIES, MIN_SCORE, UNKNOWN, Category
-from cudafit.explain.extract import clean, extract_facts
+from cudafit.explain.extract import arch_number, clean, extract_facts
 
 __all__ = ["Finding", "classify"]
 
@@ -60,28 +60,49 @@ def _finding(cat: Category, score: float, lines: list[str], facts: dict[str, Any
 
 
 def _matched_lines(body: str, pattern: re.Pattern[str]) -> list[str]:
-    return [line.strip()[:300] for line in body.splitlines() if pattern.search(line)][:3]
+    """The lines a pattern matches; a match spanning lines (a wrapped message) is quoted as those lines joined."""
+    lines = [line.strip()[:300] for line in body.splitlines() if pattern.search(line)]
+    if not lines:
+        for m in pattern.finditer(body):
+            start = body.rfind("\n", 0, m.start()) + 1
+            end = body.find("\n", m.end())
+            lines.append(" ".join(part.strip() for part in body[start : end if end >= 0 else None].splitlines())[:300])
+    return lines[:3]
 
 
-def _score(cat: Category, body: str) -> tuple[float, list[str]]:
-    score = 0.0
+@dataclass(frozen=True)
+class _Match:
+    """How one category matched: summed weight, quoted lines, its strongest pattern, where it last matched."""
+
+    score: float
+    lines: tuple[str, ...]
+    strongest: float
+    last: int
+
+
+def _score(cat: Category, body: str) -> _Match | None:
+    score, strongest, last = 0.0, 0.0, -1
     lines: list[str] = []
     for pat in cat.patterns:
-        if pat.regex.search(body):
+        hits = list(pat.regex.finditer(body))
+        if hits:
             score += pat.weight
+            strongest = max(strongest, pat.weight)
+            last = max(last, hits[-1].start())
             lines.extend(_matched_lines(body, pat.regex))
-    return score, lines
+    return _Match(score, tuple(lines), strongest, last) if score else None
+
+
+def _distinct_ccs(facts: dict[str, Any]) -> set[str]:
+    return {g["compute_capability"] for g in facts.get("gpus", [])}
 
 
 def classify(text: str) -> list[Finding]:
     """Findings for ``text``, most likely first; a single ``unknown`` finding when none fits."""
     body = clean(text)
     facts = extract_facts(body)
-    scores: dict[str, tuple[float, list[str]]] = {}
-    for cat in CATEGORIES:
-        score, lines = _score(cat, body)
-        if score:
-            scores[cat.id] = (score, lines)
+    matches = {cat.id: m for cat in CATEGORIES if (m := _score(cat, body)) is not None}
+    scores: dict[str, tuple[float, list[str]]] = {cid: (m.score, list(m.lines)) for cid, m in matches.items()}
 
     def bump(cat_id: str, delta: float) -> None:
         if cat_id in scores:
@@ -89,20 +110,41 @@ def classify(text: str) -> list[Finding]:
 
     # An 'a'/'f' arch alone is not a failure; beside "no kernel image" it is the sharper diagnosis.
     if "arch-specific-mismatch" in scores:
-        only = re.search(r"only supports", body, re.I)
         if "no-kernel-image" in scores or "mixed-gpu" in scores:
             bump("arch-specific-mismatch", scores.get("no-kernel-image", (2.0, []))[0])
-        elif not only:
+        elif matches["arch-specific-mismatch"].strongest < 2.5:  # only arch names, no failure of their own
             del scores["arch-specific-mismatch"]
-    # "FATAL: kernel ... built for smXX" explains an "invalid device function" next to it.
+    # "FATAL: kernel K is for smA-smB, but was built for smC": with C below the range the driver JIT-compiled
+    # lower-arch PTX; with C above it the kernel was compiled for this GPU and its own range check refused it,
+    # i.e. the library dispatched a kernel not meant for this GPU (a guard/dispatch problem).
     if "ptx-jit-lower-arch" in scores:
-        bump("ptx-jit-lower-arch", 1.0)
+        rng, built = facts.get("arch_range"), facts.get("built_for")
+        if rng and built and arch_number(built) > arch_number(rng[1]):
+            score, lines = scores.pop("ptx-jit-lower-arch")
+            old = scores.get("capability-guard", (0.0, []))
+            scores["capability-guard"] = (max(score, old[0]) + 1.0, lines + old[1])
+        else:
+            bump("ptx-jit-lower-arch", 1.0)  # it explains an "invalid device function" next to it
     # A guard's message carrying "sm75" is not an arch-specific failure.
     if "capability-guard" in scores and "arch-specific-mismatch" in scores and "no-kernel-image" not in scores:
         del scores["arch-specific-mismatch"]
     # ptxas' "Unsupported .version" is an offline compiler too old for the PTX, not the driver.
     if "jit-toolchain-too-old" in scores and "ptx_isa" in facts:
         bump("ptx-too-new-for-driver", -1.0)
+    # A build-time "nvcc fatal: Unsupported gpu architecture" followed by a run-time "no kernel image": the
+    # build was made to pass by dropping the GPU's arch, and the run is what fails now.
+    if (
+        "no-kernel-image" in scores
+        and "jit-toolchain-too-old" in scores
+        and matches["no-kernel-image"].strongest >= 3  # the run-time error itself, not a weak hint
+        and matches["no-kernel-image"].last > matches["jit-toolchain-too-old"].last
+    ):
+        scores["no-kernel-image"] = (scores["jit-toolchain-too-old"][0] + 0.5, scores["no-kernel-image"][1])
+    # Code missing for one GPU of a log that names GPUs of two compute capabilities: the mixed host is the cause.
+    missing = [cid for cid in ("no-kernel-image", "mixed-gpu") if cid in scores]
+    if missing and len(_distinct_ccs(facts)) > 1:
+        best = max(scores[cid][0] for cid in missing)
+        scores["mixed-gpu"] = (best + 0.5, [line for cid in missing for line in scores[cid][1]])
 
     by_id = {c.id: c for c in CATEGORIES}
     found = [_finding(by_id[cid], s, lines, facts) for cid, (s, lines) in scores.items() if s >= MIN_SCORE]

@@ -11,6 +11,7 @@ names, codes and strings are those of ``cudaGetErrorName`` / ``cudaGetErrorStrin
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,10 @@ __all__ = [
     "clean",
     "extract_facts",
     "iter_cuda_errors",
+    "iter_gpus",
+    "iter_kernel_names",
+    "iter_operator_names",
+    "iter_source_files",
 ]
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
@@ -144,17 +149,151 @@ def _sorted_archs(archs: list[str]) -> list[str]:
     return sorted(set(archs), key=lambda a: (arch_number(a), a))
 
 
+# (regex, group of the name, group(s) of the CC): the ways logs name a GPU with its compute capability.
+_GPU_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"([A-Z][\w \-]*?) with CUDA capability sm_(\d+) is not compatible"), "sm"),
+    (re.compile(r"Found GPU\d+ (.+?) which is of cuda capability (\d+\.\d+)", re.I), "cc"),
+    # ggml_cuda_init: "Device 0: NVIDIA GeForce RTX 3060, compute capability 8.6, VMM: yes"
+    (re.compile(r"Device \d+: ([^,\n]+), compute capability (\d+\.\d+)"), "cc"),
+    # TensorFlow: "(device: 0, name: GeForce GTX 1070, pci bus id: ..., compute capability: 6.1)"
+    (re.compile(r"name: ([^,\n]+?), pci bus id: [^,\n]+, compute capability: (\d+\.\d+)"), "cc"),
+    (re.compile(r"name: ([^\n]+?) major: (\d+) minor: (\d+)"), "major_minor"),
+    # Legion/Realm: "GPU #0: GeForce RTX 2080 (7.5) 7952 MB"; people's notes: "TITAN RTX (arch=7.5)"
+    (re.compile(r"GPU #\d+: ([^\n(]+?) \((\d+\.\d+)\)"), "cc"),
+    (re.compile(r"([A-Za-z][\w \-]*?) \(arch=(\d+\.\d+)\)"), "cc"),
+    # vLLM's dtype check: "Your Tesla T4 GPU has compute capability 7.5"
+    (re.compile(r"Your (.{1,60}?) GPU has compute capability (\d+\.\d+)"), "cc"),
+    # torch.cuda.get_device_capability() printed per CUDA_VISIBLE_DEVICES index
+    (re.compile(r"CUDA_VISIBLE_DEVICES=(\d+)[^\n]*get_device_capability\(\)[^\n]*\n\s*\((\d+), (\d+)\)"), "index"),
+    # xformers' dispatcher and bitsandbytes' setup name the capability only
+    (re.compile(r"()your GPU has capability \((\d+), (\d+)\)"), "major_minor"),
+    (re.compile(r"()Highest compute capability among GPUs detected: (\d+\.\d+)"), "cc"),
+)
+
+
+def iter_gpus(text: str) -> Iterator[tuple[str, str]]:
+    """(name, compute capability "X.Y") of every GPU the log describes, in the order of _GPU_FORMS.
+
+    Several forms give no name (xformers' "your GPU has capability (7, 5)"): those GPUs are called "GPU".
+    """
+    for rx, form in _GPU_FORMS:
+        for m in rx.finditer(text):
+            name = m.group(1).strip() or "GPU"
+            if form == "sm":
+                yield name, _cc_of(m.group(2))
+            elif form == "cc":
+                yield name, m.group(2)
+            elif form == "major_minor":
+                yield name, f"{m.group(2)}.{m.group(3)}"
+            else:
+                yield f"GPU {name}", f"{m.group(2)}.{m.group(3)}"
+
+
+# Words that follow "kernel" in prose and messages ("kernel image", "kernel errors might be ...").
+_NOT_KERNELS = frozenset(
+    [
+        "image",
+        "images",
+        "errors",
+        "error",
+        "launch",
+        "launches",
+        "failed",
+        "was",
+        "were",
+        "is",
+        "are",
+        "has",
+        "have",
+        "the",
+        "a",
+        "an",
+        "of",
+        "on",
+        "to",
+        "in",
+        "for",
+        "with",
+        "that",
+        "and",
+        "function",
+        "functions",
+        "might",
+        "binaries",
+        "binary",
+        "code",
+        "names",
+        "name",
+    ]
+)
+
+
+def iter_kernel_names(text: str) -> Iterator[str]:
+    """Device kernel names a log mentions, each once: "kernel NAME", device-assert signatures, mangled _Z names.
+
+    Mangled names after "undefined symbol:" are host C++ symbols of a library, not kernels, and are skipped.
+    """
+    found = [k.rstrip(",") for k in re.findall(r"\bkernel[\s`'\"]+([A-Za-z_][\w:<>,]*)", text)]
+    # device-side assert: "ClassNLLCriterion.cu:101: void cunn_ClassNLLCriterion_updateOutput_kernel(Dtype *, ..."
+    found += re.findall(r"\.cuh?:\d+: (?:static )?void ([A-Za-z_][\w:]*)\(", text)
+    found += re.findall(r"\.cuh?:\d+: ([A-Za-z_]\w*): block: \[", text)  # newer torch: "K: block: [0,0,0], thread:"
+    found += [m.group(1) for m in re.finditer(r"(?<!undefined symbol: )\b(_Z\w{4,})", text)]
+    yield from _uniq([k for k in found if k.lower() not in _NOT_KERNELS])
+
+
+def iter_operator_names(text: str) -> Iterator[str]:
+    """Framework operators a failure names: torch.ops.ns.op, ggml ops, ONNX Runtime nodes, TF ops, wrapped ops."""
+    found = re.findall(r"torch\.ops\.(\w+\.\w+)", text)
+    found += re.findall(r"ggml_cuda_compute_forward: (\w+) failed", text)  # ggml: "RMS_NORM failed"
+    found += re.findall(r"while running (\w+) node", text)  # onnxruntime: "running Gemm node"
+    found += re.findall(r"\[Op:(\w+)\]", text)  # TensorFlow eager: "[Op:Abs]"
+    # sgl-kernel / FlashInfer wrappers: "GemmaRMSNorm failed with error code no kernel image ..."
+    found += re.findall(r"\b([A-Z]\w+) failed with error code", text)
+    yield from _uniq(found)
+
+
+_SOURCE_FILE = re.compile(
+    r"(?<![\w.])((?:[A-Za-z]:)?[\w./~+<>@\-]*?([\w+\-]+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hxx|inl)))(?![\w./])"
+    r"(?:\s*(?::|, line|: line|,| line=| line)\s*(\d+))?"
+)
+
+
+def iter_source_files(text: str) -> Iterator[dict[str, Any]]:
+    """C++/CUDA source files a log points at, as {"file", "path", "line"} (line only when given), each once.
+
+    Kernels are usually reported with the file and line of their launch or assert
+    ("flashinfer/norm.cuh: line 113", "ggml-cuda.cu:2353", "emd_kernel.cu line=190"); the file name is what a
+    lookup joins against the kernels of a library.  Python files are left out: they launch nothing.
+    """
+    found = [(m.group(1), m.group(2), int(m.group(3)) if m.group(3) else None) for m in _SOURCE_FILE.finditer(text)]
+    with_line = {path for path, _file, line in found if line is not None}
+    seen: set[tuple[str, int | None]] = set()
+    for path, file, line in found:
+        if (path, line) in seen or (line is None and path in with_line):
+            continue
+        seen.add((path, line))
+        yield {"file": file, "path": path, "line": line} if line is not None else {"file": file, "path": path}
+
+
 def extract_facts(text: str) -> dict[str, Any]:
     """Facts in ``text`` (cleaned first): a JSON-ready dict with only the keys found.
 
     Keys: ``archs`` (every sm_/compute_ target named, canonical ``sm_XY[a|f]``), ``arch_range`` and
-    ``built_for`` (``FATAL: kernel K is for smA-smB, but was built for smC``), ``kernels``,
-    ``operators`` (``torch.ops.ns.op``), ``cuda_errors`` (code, name, string), ``shared_memory``
-    (required/limit bytes), ``required_minimum`` (a capability guard's minimum CC), ``packages``
-    (from site-/dist-packages paths), ``gpus`` (name and CC from torch's warnings),
-    ``build_archs`` (the archs a torch build says it supports), ``driver_cuda_version``,
-    ``driver_version``, ``ptx_isa`` (needed/supported from ptxas), ``unsupported_target``,
-    ``torch_version``, ``aoti_runner``, ``devices``, ``triton``.
+    ``built_for`` (``FATAL: kernel K is for smA-smB, but was built for smC``; ggml's "no device code
+    compatible with CUDA arch 520" gives ``built_for`` sm_52), ``cuda_errors`` (code, name, string),
+    ``shared_memory`` (required/limit bytes), ``required_minimum`` / ``required_maximum`` (the CC range a
+    capability guard accepts), ``packages`` (from site-/dist-packages paths), ``gpus`` (name and CC from
+    torch, ggml, TensorFlow, vLLM, xformers and bitsandbytes logs; "GPU" where the log gives no name),
+    ``build_archs`` (the archs a torch or ggml build says it carries), ``build_min_cc``,
+    ``driver_cuda_version``, ``driver_version``, ``ptx_isa`` (needed/supported from ptxas),
+    ``unsupported_target``, ``toolkit_cuda_version`` / ``torch_cuda_version`` (an extension build's nvcc
+    vs torch.version.cuda), ``torch_version``, ``aoti_runner``, ``devices``, ``triton``.
+
+    The names a failure carries, for joining with the kernels a library has no code for (issue 11):
+    ``kernels`` (:func:`iter_kernel_names`), ``operators`` (:func:`iter_operator_names`: torch.ops
+    ``ns.op``, ggml ops such as ``RMS_NORM``, ONNX Runtime node types, TensorFlow ``[Op:X]``, wrapper ops
+    such as sgl-kernel's ``GemmaRMSNorm``) and ``source_files`` (:func:`iter_source_files`: ``{"file",
+    "path", "line"}`` of the .cu/.cuh/.cpp sites a log points at).
     """
     text = clean(text)
     facts: dict[str, Any] = {}
@@ -169,15 +308,21 @@ def extract_facts(text: str) -> dict[str, Any]:
     if m:
         facts["arch_range"] = [f"sm_{m.group(1)}", f"sm_{m.group(2)}"]
         facts["built_for"] = f"sm_{m.group(3)}"
+    # ggml prints __CUDA_ARCH__ of the code that ran (520 = sm_52) and its __CUDA_ARCH_LIST__.
+    m = re.search(r"no device code compatible with CUDA arch (\d{3,4})\b", text)
+    if m:
+        facts["built_for"] = f"sm_{int(m.group(1)) // 10}"
+    m = re.search(r"ggml-cuda\.cu was compiled for: (\d{3,4}(?:\s*,\s*\d{3,4})*)", text)
+    if m:
+        facts["build_archs"] = _sorted_archs([f"sm_{int(a) // 10}" for a in re.findall(r"\d+", m.group(1))])
 
-    kernels = re.findall(r"\bkernel[\s`'\"]+([A-Za-z_][\w:<>,]*)", text)
-    kernels += re.findall(r"\b(_Z\w{4,})", text)
-    kernels = [k for k in kernels if k.lower() not in {"image", "errors", "launch", "is", "the", "for", "in"}]
-    if kernels:
-        facts["kernels"] = _uniq(kernels)[:10]
-    ops = re.findall(r"torch\.ops\.(\w+\.\w+)", text)
-    if ops:
-        facts["operators"] = _uniq(ops)[:10]
+    for key, values in (
+        ("kernels", list(iter_kernel_names(text))),
+        ("operators", list(iter_operator_names(text))),
+        ("source_files", list(iter_source_files(text))),
+    ):
+        if values:
+            facts[key] = values[:10]
 
     errors = iter_cuda_errors(text)
     if errors:
@@ -187,11 +332,29 @@ def extract_facts(text: str) -> dict[str, Any]:
     if m:
         facts["shared_memory"] = {"required": int(m.group(1)), "limit": int(m.group(2))}
 
-    m = re.search(r"requires\s+sm_?\s?(\d{2,3})\s*\+", text, re.I) or re.search(
-        r"(?:compute capability|GPU architecture|capability)\s*(?:>=|of at least|at least|≥)\s*(?:sm_?)?(\d+(?:\.\d)?)",
-        text,
-        re.I,
+    m = (
+        re.search(r"requires\s+sm_?\s?(\d{2,3})\s*\+", text, re.I)
+        or re.search(
+            r"requires?\s+(?:GPUs?|GPU's|devices?)\s+(?:with\s+)?sm_?\s?(\d{2,3})\s+or\s+(?:higher|newer|above)",
+            text,
+            re.I,
+        )
+        or re.search(
+            r"(?:compute capability|GPU architecture|capability)\s*(?:>=|of at least|at least|≥)\s*"
+            r"(?:sm_?)?(\d+(?:\.\d)?)",
+            text,
+            re.I,
+        )
+        or re.search(r"compute capability below (\d+(?:\.\d)?) are not supported", text, re.I)
+        or re.search(r"minimum required compute capability (\d+\.\d)", text, re.I)
     )
+    # xformers: "requires device with capability > (8, 0) but your GPU has capability (7, 5) (too old)"
+    xf = re.search(r"requires device with capability\s*>=?\s*\((\d+), (\d+)\)", text)
+    if xf and not m:
+        facts["required_minimum"] = f"{xf.group(1)}.{xf.group(2)}"
+    xf = re.search(r"requires device with capability\s*<=\s*\((\d+), (\d+)\)", text)
+    if xf:
+        facts["required_maximum"] = f"{xf.group(1)}.{xf.group(2)}"
     if m:
         value = m.group(1)
         facts["required_minimum"] = value if "." in value else _cc_of(value)
@@ -216,19 +379,27 @@ def extract_facts(text: str) -> dict[str, Any]:
     if names:
         facts["packages"] = _uniq(names)
 
-    gpus: list[dict[str, str]] = []
-    for name, num in re.findall(r"([A-Z][\w \-]*?) with CUDA capability sm_(\d+) is not compatible", text):
-        gpus.append({"name": name.strip(), "compute_capability": _cc_of(num)})
-    for name, cc in re.findall(r"Found GPU\d+ (.+?) which is of cuda capability (\d+\.\d+)", text, re.I):
-        gpus.append({"name": name.strip(), "compute_capability": cc})
+    gpus = [{"name": name, "compute_capability": cc} for name, cc in iter_gpus(text)]
     if gpus:
         facts["gpus"] = [dict(t) for t in dict.fromkeys(tuple(g.items()) for g in gpus)]
     m = re.search(r"supports CUDA capabilities ((?:sm_\d+[af]?[\s,]*)+)", text)
     if m:
         facts["build_archs"] = _sorted_archs(re.findall(r"sm_\d+[af]?", m.group(1)))
     m = re.search(r"minimum cuda capability (?:that we )?support(?:ed)? (?:by this library )?is (\d+\.\d+)", text, re.I)
+    m = m or re.search(
+        r"Ignoring (?:visible )?gpu device .{0,160}The minimum required Cuda capability is (\d+\.\d+)", text
+    )
     if m:
         facts["build_min_cc"] = m.group(1)
+    m = re.search(
+        r"(?:The detected CUDA version \((\d+\.\d+)\) mismatches the version that was used to compile\s+PyTorch "
+        r"\((\d+\.\d+)\)|Installed CUDA version (\d+\.\d+) does not match the version torch was compiled with "
+        r"(\d+\.\d+))",
+        text,
+    )
+    if m:
+        found = [g for g in m.groups() if g]
+        facts["toolkit_cuda_version"], facts["torch_cuda_version"] = found[0], found[1]
 
     m = re.search(r"too old \(found version (\d{4,5})\)", text) or re.search(
         r"driver (?:API )?version[:= ]+(\d{4,5})\b", text, re.I

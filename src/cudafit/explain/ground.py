@@ -200,7 +200,7 @@ def _ground_one(f: Finding, context: Context) -> tuple[Finding, list[Finding]]:
             if missing:
                 notes.append(f"this PyTorch build carries {' '.join(build)}: nothing that runs on {', '.join(missing)}")
         if ev.get("build_min_cc"):
-            notes.append(f"this PyTorch build supports compute capability {ev['build_min_cc']} and newer only")
+            notes.append(f"this build supports compute capability {ev['build_min_cc']} and newer only (its own check)")
         if gpus and not notes:
             notes.append(
                 f"the binary has no code for {_describe(gpus)}: no cubin of the same major with an equal or lower "
@@ -230,11 +230,31 @@ def _ground_one(f: Finding, context: Context) -> tuple[Finding, list[Finding]]:
         if not fixes:
             fixes = list(f.fixes)
 
+    elif f.category == "ptx-jit-lower-arch" and ev.get("built_for") and not ev.get("arch_range"):
+        # ggml: "CUDA kernel K has no device code compatible with CUDA arch 520. ggml-cuda.cu was compiled for: 520"
+        ran_arch: str = ev["built_for"]
+        kernel = (ev.get("kernels") or ["the kernel"])[0]
+        build = ev.get("build_archs") or []
+        above = [(n, cc) for n, cc in gpus if cc > _cc(ran_arch)]
+        cause = (
+            f"{kernel} ran the code compiled for {ran_arch} ({_cc(ran_arch)})"
+            + (f" on {_describe(above)}" if above else "")
+            + (f"; the build carries {', '.join(build)} only" if build else "")
+            + ": no cubin matches the GPU, so the code of a lower arch ran, and ggml compiles this kernel to a stub "
+            "for that arch (it needs newer instructions)"
+        )
+        archs = ";".join(str(cc.arch_number) for cc in sorted(set(ccs))) if ccs else "<the GPU's CC, e.g. 86>"
+        fixes = [
+            f'rebuild for the GPU it runs on: cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="{archs}" '
+            "(or native); prebuilt binaries must list the GPU's arch",
+            "check which archs a binary carries: cudafit scan PATH (libggml-cuda.so, the llama-cpp-python wheel)",
+        ]
+
     elif f.category == "ptx-jit-lower-arch":
         built = ev.get("built_for")
         lo = ev.get("arch_range", [None])[0]
         ran = [(n, cc) for n, cc in gpus if lo and cc.arch_number >= arch_number(lo)]
-        if built:
+        if built and lo:
             built_cc = ComputeCapability.from_arch_number(arch_number(built))
             on = f" on {_describe(ran)}" if ran else f" on a GPU of compute capability >= {_cc(lo or built)}"
             cause = (
@@ -265,6 +285,35 @@ def _ground_one(f: Finding, context: Context) -> tuple[Finding, list[Finding]]:
 
     elif f.category == "capability-guard":
         need_text = ev.get("required_minimum")
+        rng, built = ev.get("arch_range"), ev.get("built_for")
+        if rng and built and arch_number(built) > arch_number(rng[1]):
+            kernel = (ev.get("kernels") or ["the kernel"])[0]
+            cause = (
+                f"{kernel} accepts {rng[0]}..{rng[1]} only, and it was compiled for {built} ({_cc(built)}), the GPU "
+                "it ran on: the library dispatched a kernel that is not meant for this GPU and the kernel's own arch "
+                "check refused it. This is a dispatch/guard problem of the library, not PTX JIT-compiled from a lower "
+                "arch"
+            )
+            fixes = [
+                f"upgrade the library to a release that dispatches another kernel on {_cc(built)} (or that carries "
+                "one for it), verified with cudafit check 'PKG' --gpu " + str(_cc(built)),
+                "or avoid that code path: another attention backend, or the dtype the library supports on this GPU "
+                "(these range-checked CUTLASS kernels are often the f32 fallback)",
+                "report it to the library with this line: the kernel's range and the arch it was built for",
+            ]
+        elif ev.get("required_maximum") and not need_text:
+            top = parse_compute_capability(ev["required_maximum"])
+            above = [(n, cc) for n, cc in gpus if cc > top]
+            cause = (
+                f"the library's operator accepts compute capability up to {top}"
+                + (f", and {_describe(above)} is newer" if above else "")
+                + ": the installed release has no code path for this GPU"
+            )
+            fixes = [
+                "install a release built for this GPU (cudafit check 'PKG' --gpu NAME shows which archs a release "
+                "carries)",
+                "or use another implementation of the operator (e.g. the framework's built-in attention)",
+            ]
         if need_text and ccs:
             minimum = parse_compute_capability(need_text)
             ok = [(n, cc) for n, cc in gpus if cc >= minimum]
@@ -292,6 +341,20 @@ def _ground_one(f: Finding, context: Context) -> tuple[Finding, list[Finding]]:
                     + (f": CUDA_VISIBLE_DEVICES=<index of {ok[0][0]}> (cudafit gpus lists the indexes)" if ok else ""),
                     "or use an implementation without that requirement (e.g. the framework's built-in attention)",
                 ]
+
+    elif f.category == "toolkit-mismatch" and ev.get("toolkit_cuda_version") and ev.get("torch_cuda_version"):
+        tk, fw = ev["toolkit_cuda_version"], ev["torch_cuda_version"]
+        cause = (
+            f"the nvcc that builds the extension is CUDA {tk}, but PyTorch was built with CUDA {fw}; "
+            "torch.utils.cpp_extension and DeepSpeed's op builder refuse a toolkit whose CUDA major differs from "
+            "torch.version.cuda (older releases: any difference)"
+        )
+        fixes = [
+            f"install a CUDA {fw} toolkit and point the build at it: export CUDA_HOME=/usr/local/cuda-{fw} (its nvcc "
+            f"--version must say release {fw})",
+            f"or install the PyTorch build for CUDA {tk.split('.')[0]}.x that matches the toolkit you have "
+            f"(the indexes are {PYTORCH_INDEX}cuXYZ; verify it first with cudafit check torch --index-url ...)",
+        ]
 
     elif f.category == "driver-too-old":
         dfix = _driver_fixes(context.driver, ev.get("driver_cuda_version"))

@@ -1,0 +1,59 @@
+"""The explain corpus (tests/fixtures/explain_corpus/): loading, the fixed dev/held-out split, scoring.
+
+The corpus holds real CUDA error messages from public issue threads, each labelled with the category the
+thread's resolution points at (see the README next to it).  The split is a pure function of the thread's URL,
+so a thread never lands on both sides and adding records never moves old ones: a third is held out to measure
+how the classifier generalises, the rest is what it may be developed against.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cudafit.explain import classify
+
+CORPUS = Path(__file__).parent / "fixtures" / "explain_corpus" / "corpus.jsonl"
+DEV, HELD_OUT = "dev", "held-out"
+
+
+def load() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def split_of(url: str) -> str:
+    """``held-out`` for a third of the threads (first SHA-256 byte of the URL divisible by 3), else ``dev``."""
+    return HELD_OUT if hashlib.sha256(url.encode()).digest()[0] % 3 == 0 else DEV
+
+
+@dataclass(frozen=True)
+class Score:
+    """Top-1 accuracy of :func:`classify` on some records, with the records it got wrong."""
+
+    right: int
+    total: int
+    wrong: tuple[tuple[str, str, str], ...]  # (url, label, predicted)
+
+    @property
+    def accuracy(self) -> float:
+        return self.right / self.total if self.total else 0.0
+
+    def __str__(self) -> str:
+        return f"{self.right}/{self.total} ({self.accuracy:.1%})"
+
+
+def score(records: list[dict[str, Any]]) -> Score:
+    wrong: list[tuple[str, str, str]] = []
+    for rec in records:
+        got = classify(rec["text"])[0].category
+        if got != rec["label"]:
+            wrong.append((rec["url"], rec["label"], got))
+    return Score(len(records) - len(wrong), len(records), tuple(wrong))
+
+
+def scores() -> dict[str, Score]:
+    records = load()
+    return {part: score([r for r in records if split_of(r["url"]) == part]) for part in (DEV, HELD_OUT)}

@@ -1,0 +1,121 @@
+"""`cudafit explain` on real messages: the corpus of public issue threads, scored on a held-out third.
+
+tests/fixtures/explain_corpus/README.md says how the corpus was collected and labelled.  The classifier was
+developed against the dev part only; the held-out part measures whether it generalises (>= 90% top-1), and no
+unrelated CUDA error (OOM, illegal address, NCCL, cuDNN, device-side asserts) may be given a category.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from cudafit.explain import CATEGORIES, classify, explain_text, extract_facts
+from explain_corpus import DEV, HELD_OUT, load, score, split_of
+
+RECORDS = load()
+BY_URL = {r["url"]: r for r in RECORDS}
+LABELS = {c.id for c in CATEGORIES} | {"unknown"}
+# The families issue 11 asks the corpus to span.
+PROJECTS = {
+    "torch", "vllm", "sglang", "xformers", "flash-attn", "flashinfer", "bitsandbytes", "llama.cpp", "triton", "jax",
+    "tensorflow", "onnxruntime", "deepspeed",
+}  # fmt: skip
+
+
+def test_records_are_well_formed() -> None:
+    assert len(RECORDS) >= 150
+    assert len(BY_URL) == len(RECORDS), "one record per thread"
+    for rec in RECORDS:
+        assert {"project", "repo", "number", "url", "text", "label", "resolution", "resolved"} <= rec.keys(), rec
+        assert re.fullmatch(rf"https://github\.com/{re.escape(rec['repo'])}/(issues|pull)/{rec['number']}", rec["url"])
+        assert rec["label"] in LABELS, rec["url"]
+        assert 0 < len(rec["text"]) <= 2000 and rec["resolution"], rec["url"]
+        assert not rec.get("unrelated") or rec["label"] == "unknown", rec["url"]
+
+
+def test_corpus_spans_the_projects_and_categories() -> None:
+    assert {r["project"] for r in RECORDS} >= PROJECTS
+    assert {r["label"] for r in RECORDS} >= LABELS
+    assert sum(1 for r in RECORDS if r.get("unrelated")) >= 20
+
+
+def test_split_is_a_fixed_third() -> None:
+    parts = Counter(split_of(r["url"]) for r in RECORDS)
+    assert 0.25 <= parts[HELD_OUT] / len(RECORDS) <= 0.42
+    assert split_of("https://github.com/sgl-project/sglang/issues/24302") == DEV  # a pure function of the URL
+    assert split_of("https://github.com/flashinfer-ai/flashinfer/issues/920") == HELD_OUT
+
+
+@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.90), (HELD_OUT, 0.90)])
+def test_accuracy(part: str, floor: float) -> None:
+    result = score([r for r in RECORDS if split_of(r["url"]) == part])
+    print(f"\nexplain corpus, {part}: {result}")
+    assert result.accuracy >= floor, "\n".join(f"{u}: {want} -> {got}" for u, want, got in result.wrong)
+
+
+def test_every_record_explains_to_valid_json() -> None:
+    schema = json.loads((Path(__file__).parent.parent / "src/cudafit/schema/explain.json").read_text())
+    for rec in RECORDS:
+        doc = {"schema": "cudafit.explain/1", "findings": [f.to_dict() for f in explain_text(rec["text"])]}
+        jsonschema.validate(doc, schema)
+
+
+def test_unrelated_errors_stay_unknown() -> None:
+    unrelated = [r for r in RECORDS if r.get("unrelated")]
+    for rec in unrelated:
+        (only,) = classify(rec["text"])
+        assert (only.category, only.confidence) == ("unknown", 0.0), rec["url"]
+
+
+# Part 3 of issue 11: the names a failure carries, structured so that they can be joined with the kernels a
+# library has no code for.  Dev-part records only.
+EXTRACTED = [
+    ("https://github.com/sgl-project/sglang/issues/24302", "operators", ["GemmaRMSNorm"]),
+    ("https://github.com/microsoft/onnxruntime/issues/22441", "operators", ["Sigmoid"]),
+    ("https://github.com/tensorflow/tensorflow/issues/47058", "operators", ["Abs"]),
+    ("https://github.com/ZengboJamesWang/Qwen3.5-35B-A3B-openclaw-dgx-spark/issues/3", "operators", ["SCALE"]),
+    ("https://github.com/mozilla-ai/llamafile/issues/434", "kernels", ["vec_dot_q4_K_q8_1_impl_vmmq"]),
+    ("https://github.com/jax-ml/jax/issues/13570", "kernels", ["broadcast"]),
+    (
+        "https://github.com/sgl-project/sglang/issues/748",
+        "source_files",
+        [
+            {
+                "file": "sampling.cuh",
+                "path": "/tmp/build-via-sdist-akw2qk94/flashinfer-0.1.1+cu121torch2.3/include/flashinfer/sampling.cuh",
+                "line": 544,
+            }
+        ],
+    ),
+    (
+        "https://github.com/daerduoCarey/PyTorchEMD/issues/11",
+        "source_files",
+        [{"file": "emd_kernel.cu", "path": "/home/user/hdd/github/PyTorchEMD/cuda/emd_kernel.cu", "line": 190}],
+    ),
+    (
+        "https://github.com/ggml-org/llama.cpp/issues/4215",
+        "source_files",
+        [{"file": "ggml-cuda.cu", "path": "/home/user/Documents/devops/llama.cpp/ggml-cuda.cu", "line": 6701}],
+    ),
+]
+
+
+@pytest.mark.parametrize(("url", "key", "expected"), EXTRACTED)
+def test_failure_names_are_structured_evidence(url: str, key: str, expected: list[object]) -> None:
+    assert split_of(url) == DEV
+    facts = extract_facts(BY_URL[url]["text"])
+    assert facts[key] == expected
+    (top, *_rest) = classify(BY_URL[url]["text"])
+    assert top.evidence[key] == expected, "the names travel with the finding"
+
+
+def test_ggml_facts_name_the_arch_that_ran_and_the_build() -> None:
+    facts = extract_facts(BY_URL["https://github.com/mozilla-ai/llamafile/issues/434"]["text"])
+    assert facts["built_for"] == "sm_60"
+    assert facts["build_archs"] == ["sm_50", "sm_60", "sm_70", "sm_80", "sm_90"]
