@@ -82,8 +82,25 @@ def elf(
     flags: int = 0,
     osabi: int = 0,
     abi_version: int = 0,
+    needed: tuple[str, ...] = (),
 ) -> bytes:
-    """A minimal little-endian ELF: header, section data, .shstrtab, section header table."""
+    """A minimal little-endian ELF: header, section data, .shstrtab, section header table.
+
+    ``needed`` adds ``.dynstr`` and a ``.dynamic`` (SHT_DYNAMIC, linked to it) with one DT_NEEDED
+    per name, as a shared library linking ``libcudart.so.13`` carries (64-bit only).
+    """
+    types = [1] * len(sections)
+    links = [0] * len(sections)
+    if needed:
+        dynstr = b"\0"
+        dyn = b""
+        for lib in needed:
+            dyn += struct.pack("<qQ", 1, len(dynstr))
+            dynstr += lib.encode() + b"\0"
+        dyn += struct.pack("<qQ", 0, 0)
+        sections = [*sections, (".dynstr", dynstr), (".dynamic", dyn)]
+        types += [3, 6]
+        links += [0, len(sections) - 1]  # section indexes start at 1 (0 is the null header)
     names = b"\0"
     name_offs = []
     for name, _ in sections:
@@ -106,8 +123,8 @@ def elf(
     shent = 64 if bits == 64 else 40
     fmt = "<IIQQQQIIQQ" if bits == 64 else "<IIIIIIIIII"
     shdrs = [struct.pack(fmt, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)]
-    for (_name, blob), noff, off in zip(sections, name_offs, offsets, strict=True):
-        shdrs.append(struct.pack(fmt, noff, 1, 2, 0, off, len(blob), 0, 0, 8, 0))
+    for (_name, blob), noff, off, typ, link in zip(sections, name_offs, offsets, types, links, strict=True):
+        shdrs.append(struct.pack(fmt, noff, typ, 2, 0, off, len(blob), link, 0, 8, 0))
     shdrs.append(struct.pack(fmt, shstr_name, 3, 0, 0, shstr_off, len(names), 0, 0, 1, 0))
     data += b"".join(shdrs)
     ident = b"\x7fELF" + bytes([2 if bits == 64 else 1, 1, 1, osabi, abi_version]) + b"\0" * 7

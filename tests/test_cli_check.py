@@ -194,10 +194,17 @@ def test_cuda13_stack_on_pascal_is_one_root_cause(tmp_path: Path) -> None:
     rc, out, _err = run("doctor", "--site-packages", str(site), "--gpu", "1080 Ti", "--json", "--no-probe")
     doc = json.loads(out)
     assert rc == 1
-    (action,) = doc["actions"]
-    assert action["package"] == "alpha, beta"
-    assert "CUDA 13 toolkits cannot target" in action["message"]
-    assert "cu126" in action["message"]
+    root, *verify = doc["actions"]
+    assert root["package"] == "alpha, beta"  # one root cause, stated once (PTX ISA 9.0: a CUDA 13 build)
+    assert root["message"] == "CUDA 13 cannot target 6.1: use a build made with CUDA 12.x, or another GPU"
+    assert [(a["package"], a["message"]) for a in verify] == [
+        (
+            name,
+            f"verify a CUDA 12.x build of {name} before installing it: cudafit check '{name}' --gpu 6.1 "
+            "(add --index-url of an index with CUDA 12.x builds)",
+        )
+        for name in ("alpha", "beta")
+    ]
 
 
 def test_runtime_needs_a_newer_driver() -> None:

@@ -209,3 +209,22 @@ def test_seed_004_fbgemm_on_a_1080ti() -> None:
     (target,) = doc["targets"]
     assert [v["status"] for v in target["verdicts"]] == ["fails", "native"]
     assert p.returncode == 1
+
+
+def test_seed_004_fix_lines_on_the_real_wheel() -> None:
+    """The issue-11 run: the real fbgemm-gpu 1.9.0 wheel (libcudart.so.13; sm_80, sm_90a, sm_100f) on a
+    GTX 1080 Ti, an RTX 5090 and an H100 gets exactly the fix lines of the synthetic seed-004 test."""
+    from test_fixes import SEED_004_ACTIONS  # type: ignore[import-not-found]
+
+    whl = download(WHEELS[0])
+    args = ["check", str(whl), "--gpu", "GTX 1080 Ti", "--gpu", "RTX 5090", "--gpu", "H100", "--no-probe"]
+    p = subprocess.run([sys.executable, "-m", "cudafit", *args, "--json"], capture_output=True, text=True, check=False)
+    doc = json.loads(p.stdout)
+    (target,) = doc["targets"]
+    assert target["name"] == "fbgemm_gpu"
+    assert [v["status"] for v in target["verdicts"]] == ["fails", "fails", "native"]
+    assert [(a["gpu"], a["severity"], a["package"], a["message"]) for a in doc["actions"]] == SEED_004_ACTIONS
+    assert p.returncode == 1
+    text = subprocess.run([sys.executable, "-m", "cudafit", *args], capture_output=True, text=True, check=False)
+    what = text.stdout.split("What to do", 1)[1]
+    assert what.count("GeForce RTX 5090 (12.0)") == 1

@@ -37,6 +37,11 @@ def add_verdict_options(p: argparse.ArgumentParser) -> None:
     fmt.add_argument("--json", action="store_true", help="print the cudafit.check/1 JSON document")
     fmt.add_argument("--markdown", action="store_true", help="print a Markdown report (paste into an issue)")
     p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
+    p.add_argument(
+        "--wide",
+        action="store_true",
+        help="always show the coverage columns (native/JIT/partial on CC), even past the terminal's width",
+    )
 
 
 def _gpus_and_machine(args: argparse.Namespace) -> tuple[list[Any], Any, dict[str, Any] | None, list[str]]:
@@ -119,7 +124,7 @@ def run_verdicts(
     elif args.markdown:
         sys.stdout.write(render_markdown(doc))
     else:
-        render_text(doc, make_console())
+        render_text(doc, make_console(), wide=args.wide)
     if args.html:
         with open(args.html, "w", encoding="utf-8") as fh:
             fh.write(render_html(doc))

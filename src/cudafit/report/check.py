@@ -6,22 +6,24 @@ Pure functions of an :class:`~cudafit.analysis.Analysis`; no decision is taken h
 from __future__ import annotations
 
 import html
+from collections.abc import Iterator
 from typing import Any
 
 from cudafit import __version__
 from cudafit.analysis import Analysis, worst_status
+from cudafit.report.matrix import STATUS_COLORS as _COLORS
+from cudafit.report.matrix import coverage_ranges as _ranges
 
 __all__ = ["CHECK_SCHEMA", "check_document", "render_html", "render_markdown", "render_text"]
 
 CHECK_SCHEMA = "cudafit.check/1"
 _SEVERITY_ORDER = {"fails": 0, "partial": 1, "runtime": 2, "jit": 3}
-_COLORS = {"native": "green", "jit": "yellow", "partial": "dark_orange", "fails": "red", "none": "dim"}
 _HTML_COLORS = {"native": "#2e7d32", "jit": "#f9a825", "partial": "#ef6c00", "fails": "#c62828", "none": "#9e9e9e"}
 
 
 def check_document(analysis: Analysis, *, machine: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``cudafit.check/1`` document (``doctor`` uses the same schema)."""
-    from cudafit.fixes import fixes_for, runtime_compile_fixes
+    from cudafit.fixes import cuda_major_of, fixes_for, runtime_compile_fixes
 
     gpus = [
         {
@@ -36,6 +38,8 @@ def check_document(analysis: Analysis, *, machine: dict[str, Any] | None = None)
     for p in analysis.packages:
         verdicts = []
         fixes: list[str] = []
+        cuda = cuda_major_of(p.files)
+        statuses = [v.status.value for v in p.verdicts]
         for i, v in enumerate(p.verdicts):
             d = v.to_dict()
             verdicts.append(
@@ -49,7 +53,15 @@ def check_document(analysis: Analysis, *, machine: dict[str, Any] | None = None)
                 }
             )
             for fix in fixes_for(
-                p.name, p.version, analysis.gpus[i], v, all_gpus=analysis.gpus, distribution=p.distribution
+                p.name,
+                p.version,
+                analysis.gpus[i],
+                v,
+                all_gpus=analysis.gpus,
+                distribution=p.distribution,
+                cuda=cuda,
+                statuses=statuses,
+                path=p.path,
             ):
                 if fix not in fixes:
                     fixes.append(fix)
@@ -83,7 +95,6 @@ def check_document(analysis: Analysis, *, machine: dict[str, Any] | None = None)
             }
         )
     actions = _group_actions(actions)
-    actions.sort(key=lambda a: (_SEVERITY_ORDER.get(a["severity"], 9), a["package"]))
     overall = worst_status(p.status for p in analysis.packages) if analysis.gpus else "none"
     return {
         "schema": CHECK_SCHEMA,
@@ -100,7 +111,11 @@ def check_document(analysis: Analysis, *, machine: dict[str, Any] | None = None)
 
 
 def _group_actions(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One action per (GPU, message): packages sharing a root cause are listed together."""
+    """One action per (GPU, message): packages sharing a root cause are listed together.
+
+    Sorted by severity, then GPU, then the order the fixes came in, so an alternative (``or ...``)
+    stays right after the fix it is an alternative to.
+    """
     grouped: dict[tuple[int, str], dict[str, Any]] = {}
     for a in actions:
         key = (a["gpu"], a["message"])
@@ -111,7 +126,13 @@ def _group_actions(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 g["severity"] = a["severity"]
         else:
             grouped[key] = dict(a)
-    return list(grouped.values())
+    out = list(grouped.values())
+    worst: dict[int, int] = {}
+    for a in out:
+        worst[a["gpu"]] = min(worst.get(a["gpu"], 9), _SEVERITY_ORDER.get(a["severity"], 9))
+    order = {id(a): n for n, a in enumerate(out)}
+    out.sort(key=lambda a: (worst[a["gpu"]], a["gpu"], _SEVERITY_ORDER.get(a["severity"], 9), order[id(a)]))
+    return out
 
 
 def _cell(status: str) -> str:
@@ -123,36 +144,39 @@ def _gpu_label(g: dict[str, Any]) -> str:
     return f"{idx}{g['name']} ({g['compute_capability']})"
 
 
-def render_text(doc: dict[str, Any], console: Any) -> None:
+def iter_action_groups(doc: dict[str, Any]) -> Iterator[tuple[str, list[tuple[str, str, list[str]]]]]:
+    """What to do, per GPU: ``(GPU label, [(severity, packages, [messages...])])``.
+
+    One heading per GPU, under it one entry per package (or packages sharing a root cause) with
+    every message for it, alternatives included, in order.
+    """
+    by_gpu: dict[int, list[tuple[str, str, list[str]]]] = {}
+    for a in doc["actions"]:
+        entries = by_gpu.setdefault(a["gpu"], [])
+        for sev, pkg, msgs in entries:
+            if pkg == a["package"] and sev == a["severity"]:
+                if a["message"] not in msgs:
+                    msgs.append(a["message"])
+                break
+        else:
+            entries.append((a["severity"], a["package"], [a["message"]]))
+    for gpu, entries in by_gpu.items():
+        yield _gpu_label(doc["gpus"][gpu]), entries
+
+
+def render_text(doc: dict[str, Any], console: Any, *, wide: bool = False) -> None:
     """Matrix + actions on a terminal (rich; colour only on a TTY / without NO_COLOR)."""
-    from rich.table import Table
+    from rich.markup import escape
+    from rich.padding import Padding
+    from rich.text import Text
+
+    from cudafit.report.matrix import render_matrix
 
     machine = doc.get("machine")
     if machine and machine.get("status") != "ok":
         console.print(f"[yellow]No NVIDIA GPU on this machine[/yellow] ({'; '.join(machine.get('problems', []))})")
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    table.add_column("package")
-    if doc["gpus"]:
-        for g in doc["gpus"]:
-            table.add_column(_gpu_label(g))
-    table.add_column("native on CC")
-    table.add_column("JIT on CC")
-    table.add_column("partial on CC")
-    for t in doc["targets"]:
-        name = f"{t['name']} {t['version']}" if t["version"] else t["name"]
-        if t["runtime_compiled"]:
-            name += f" [dim](+{t['runtime_compiled']})[/dim]"
-        cells = [_cell(v["status"]) for v in t["verdicts"]]
-        cov = t["coverage"]
-        table.add_row(
-            name,
-            *cells,
-            _ranges(cov.get("native", [])),
-            _ranges(cov.get("jit", [])),
-            _ranges(cov.get("partial", [])),
-        )
     if doc["targets"]:
-        console.print(table)
+        render_matrix(doc, console, wide=wide)
     else:
         console.print("No CUDA device code found.")
     if not doc["gpus"]:
@@ -162,27 +186,21 @@ def render_text(doc: dict[str, Any], console: Any) -> None:
         )
     if doc["actions"]:
         console.print("\n[bold]What to do[/bold] (most serious first):")
-        seen = set()
-        for a in doc["actions"]:
-            key = (a["package"], a["message"])
-            if key in seen:
-                continue
-            seen.add(key)
-            g = doc["gpus"][a["gpu"]]
-            console.print(f"  {_cell(a['severity'])} {a['package']} on {_gpu_label(g)}: {a['message']}")
+        for label, entries in iter_action_groups(doc):
+            console.print(f"  [bold]{escape(label)}[/bold]")
+            for sev, pkg, msgs in entries:
+                head = f"{_cell(sev)} {escape(pkg)}:"
+                if len(msgs) == 1:
+                    console.print(Padding(Text.from_markup(f"{head} {escape(msgs[0])}"), (0, 0, 0, 4), expand=False))
+                    continue
+                console.print(Padding(Text.from_markup(head), (0, 0, 0, 4), expand=False))
+                for m in msgs:  # alternatives: wrapped lines keep the indent
+                    console.print(Padding(Text(m), (0, 0, 0, 6), expand=False))
     for t in doc["targets"]:
         for u in t["unreadable"]:
-            console.print(f"[red]unreadable[/red] {u['path']}: {u['error']}")
+            console.print(f"[red]unreadable[/red] {escape(u['path'])}: {escape(u['error'])}")
     for n in doc["notes"]:
-        console.print(f"note: {n}")
-
-
-def _ranges(ccs: list[str]) -> str:
-    if not ccs:
-        return "-"
-    if len(ccs) <= 3:
-        return " ".join(ccs)
-    return f"{ccs[0]} .. {ccs[-1]} ({len(ccs)} CCs)"
+        console.print(f"note: {escape(n)}")
 
 
 def render_markdown(doc: dict[str, Any]) -> str:
@@ -197,10 +215,14 @@ def render_markdown(doc: dict[str, Any]) -> str:
         lines.append("| " + " | ".join([name, *cells, *covs]) + " |")
     if doc["actions"]:
         lines += ["", "**What to do**", ""]
-        for a in doc["actions"]:
-            lines.append(
-                f"- **{a['severity']}** `{a['package']}` on {_gpu_label(doc['gpus'][a['gpu']])}: {a['message']}"
-            )
+        for label, entries in iter_action_groups(doc):
+            lines.append(f"- {label}")
+            for sev, pkg, msgs in entries:
+                if len(msgs) == 1:
+                    lines.append(f"  - **{sev}** `{pkg}`: {msgs[0]}")
+                    continue
+                lines.append(f"  - **{sev}** `{pkg}`:")
+                lines += [f"    - {m}" for m in msgs]
     lines += ["", f"_cudafit {doc['cudafit_version']}, {CHECK_SCHEMA}_"]
     return "\n".join(lines) + "\n"
 
