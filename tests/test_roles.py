@@ -142,3 +142,44 @@ def test_only_kernel_less_modules_is_none() -> None:
 )
 def test_kernel_arch_tags(name: str, tags: set[int]) -> None:
     assert roles.kernel_arch_tags(name) == frozenset(tags)
+
+
+def test_libroles_fixture_end_to_end() -> None:
+    """libroles.so (tests/fixtures/build.sh): five nvcc-built modules, one per role, judged with real kernel
+    names read from the cubins (the kernel-less module and the hole are told apart by decompressing them)."""
+    import json
+    import subprocess
+    import sys
+
+    import jsonschema
+    from tests.test_cli_check import BIN, SCHEMA
+
+    lib = str(BIN / "libroles.so")
+    gpus = ["T4", "A100", "H100", "B200", "RTX 5090"]
+    cmd = [sys.executable, "-m", "cudafit", "check", lib, "--json", "--kernels", "--no-probe", "--no-cache"]
+    for g in gpus:
+        cmd += ["--gpu", g]
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert p.returncode == 1, p.stderr
+    doc = json.loads(p.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    (target,) = doc["targets"]
+    by_gpu = {doc["gpus"][v["gpu"]]["compute_capability"]: v for v in target["verdicts"]}
+    assert {cc: v["status"] for cc, v in by_gpu.items()} == {
+        "7.5": "native",  # the 8.0+ module is specialised, the sm_90a one gated
+        "8.0": "native",  # the kernel-less module (general list minus 8.x) launches nothing
+        "9.0": "partial",  # the general list minus 9.0: a hole
+        "10.0": "native",
+        "12.0": "fails",  # nothing for 12.0 and no PTX
+    }
+    assert by_gpu["8.0"]["counts"]["kernel_less"] == 1
+    assert by_gpu["7.5"]["counts"]["specialised"] == 1
+    (hole,) = [r for r in by_gpu["9.0"]["without_code"] if r["status"] == "fails"]
+    assert hole["reason"] == "hole-build-skips-gpu"
+    assert hole["sass"] == ["sm_75", "sm_80", "sm_100"]
+    assert hole["kernels"] == ["_Z18gemma_rmsnorm_likePff"]
+    spec = [r for r in by_gpu["7.5"]["without_code"] if r["status"] == "specialised"]
+    assert spec[0]["kernels"] == ["_Z20newer_only_bf16_pathPf"]
+    # internal-linkage kernels (anonymous namespace: STB_LOCAL entries) are kernels too
+    common = [r for r in by_gpu["12.0"]["without_code"] if r["module"] == 0]
+    assert any("local_axpy" in k for k in common[0]["kernels"])

@@ -228,14 +228,15 @@ def _no_code_fixes(
     if not can_target(major, cc):
         return _untargetable(package, cc, major, vendor=vendor, distribution=distribution)
     if status == "partial":
-        if vendor:
-            return []  # vendor libraries specialise modules per arch and dispatch them: nothing for the user to do
         c = verdict.counts
-        where = f" '{path}'" if path else ""
+        files = [r.message.split(":")[0] for r in verdict.reasons if r.code == "hole-file-without-code"]
+        within = f" (all of {', '.join(files)})" if files else ""
         out = [
-            f"{c.fails} of {c.total} modules of {package} have no code for {cc}: their kernels fail with "
-            f"'no kernel image' if called; list them with cudafit scan --kernels{where}"
+            f"{c.fails} module(s) of {package} have no code for {cc}{within}: the operations that launch their "
+            f"kernels fail with 'no kernel image' on this GPU; add --kernels to this command to name them"
         ]
+        if vendor:
+            return out  # a vendor/framework binary: nothing to rebuild, but the gap is real
         if distribution:
             out.append(_rebuild(package, version, gpu, all_gpus, major, statuses))
         return out

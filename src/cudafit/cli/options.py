@@ -38,6 +38,12 @@ def add_verdict_options(p: argparse.ArgumentParser) -> None:
     fmt.add_argument("--markdown", action="store_true", help="print a Markdown report (paste into an issue)")
     p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
     p.add_argument(
+        "--kernels",
+        action="store_true",
+        help="list, per GPU, the kernels of every module without code for it (holes first, then code "
+        "specialised for other GPUs), grouped by module with the archs it has (decompresses those modules)",
+    )
+    p.add_argument(
         "--wide",
         action="store_true",
         help="always show the coverage columns (native/JIT/partial on CC), even past the terminal's width",
@@ -106,7 +112,8 @@ def run_verdicts(
     from cudafit.targets.cache import scan_cache
 
     with scan_cache(enabled=not args.no_cache, embedded=args.embedded):
-        analysis = analyze(with_progress(items), gpus, driver=driver, jit_allowed=jit_allowed)
+        kernels = bool(getattr(args, "kernels", False))
+        analysis = analyze(with_progress(items), gpus, driver=driver, jit_allowed=jit_allowed, kernels=kernels)
     extra = list(notes)
     if not jit_allowed:
         extra.append("CUDA_DISABLE_PTX_JIT is set: PTX is not counted as usable")
@@ -118,7 +125,7 @@ def run_verdicts(
 
         site_list = list(sites) if sites is not None else _current_sites()
         analysis = replace(analysis, toolchains=tuple(iter_toolchains(site_list, os.environ)))
-    doc = check_document(analysis, machine=machine)
+    doc = check_document(analysis, machine=machine, kernels=kernels)
     if args.json:
         dump_json(doc)
     elif args.markdown:

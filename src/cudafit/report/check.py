@@ -21,8 +21,11 @@ _SEVERITY_ORDER = {"fails": 0, "partial": 1, "runtime": 2, "jit": 3}
 _HTML_COLORS = {"native": "#2e7d32", "jit": "#f9a825", "partial": "#ef6c00", "fails": "#c62828", "none": "#9e9e9e"}
 
 
-def check_document(analysis: Analysis, *, machine: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The ``cudafit.check/1`` document (``doctor`` uses the same schema)."""
+def check_document(
+    analysis: Analysis, *, machine: dict[str, Any] | None = None, kernels: bool = False
+) -> dict[str, Any]:
+    """The ``cudafit.check/1`` document (``doctor`` uses the same schema); ``kernels`` adds, per verdict,
+    the modules without code for its GPU with their kernels (``--kernels``)."""
     from cudafit.fixes import cuda_major_of, fixes_for, runtime_compile_fixes
 
     gpus = [
@@ -42,16 +45,15 @@ def check_document(analysis: Analysis, *, machine: dict[str, Any] | None = None)
         statuses = [v.status.value for v in p.verdicts]
         for i, v in enumerate(p.verdicts):
             d = v.to_dict()
-            verdicts.append(
-                {
-                    "gpu": i,
-                    "status": d["status"],
-                    "counts": d["counts"],
-                    "reasons": [
-                        {"code": r["code"], "message": r["message"], "source": r["source"]} for r in d["reasons"]
-                    ],
-                }
-            )
+            verdict: dict[str, Any] = {
+                "gpu": i,
+                "status": d["status"],
+                "counts": d["counts"],
+                "reasons": [{"code": r["code"], "message": r["message"], "source": r["source"]} for r in d["reasons"]],
+            }
+            if kernels:
+                verdict["without_code"] = list(iter_modules_without_code(v))
+            verdicts.append(verdict)
             for fix in fixes_for(
                 p.name,
                 p.version,
@@ -108,6 +110,33 @@ def check_document(analysis: Analysis, *, machine: dict[str, Any] | None = None)
         "actions": actions,
         "notes": list(analysis.notes),
     }
+
+
+#: Order of modules without code in --kernels listings: what fails first.
+_GAP_ORDER = {"fails": 0, "specialised": 1, "gated": 2}
+
+
+def iter_modules_without_code(verdict: Any) -> Iterator[dict[str, Any]]:
+    """The modules of a package verdict that have no code for its GPU: holes, then specialised, then gated."""
+    rows = []
+    for fv in verdict.files:
+        for m in fv.modules:
+            status = m.status.value
+            if status not in _GAP_ORDER or m.index < 0:
+                continue
+            rows.append(
+                {
+                    "path": m.path or fv.path,
+                    "module": m.index,
+                    "status": status,
+                    "reason": m.reasons[0].code if m.reasons else "",
+                    "sass": list(m.sass),
+                    "ptx": list(m.ptx),
+                    "kernels": list(m.kernels) if m.kernels is not None else None,
+                }
+            )
+    rows.sort(key=lambda r: _GAP_ORDER[r["status"]])
+    yield from rows
 
 
 def _group_actions(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -196,11 +225,93 @@ def render_text(doc: dict[str, Any], console: Any, *, wide: bool = False) -> Non
                 console.print(Padding(Text.from_markup(head), (0, 0, 0, 4), expand=False))
                 for m in msgs:  # alternatives: wrapped lines keep the indent
                     console.print(Padding(Text(m), (0, 0, 0, 6), expand=False))
+    info = list(iter_specialised_lines(doc))
+    if info:
+        console.print("\n[bold]Code for other GPUs[/bold] (information, not failures; --kernels lists it):")
+        for line in info:
+            console.print(Padding(Text(line), (0, 0, 0, 2), expand=False))
+    if any("without_code" in v for t in doc["targets"] for v in t["verdicts"]):
+        _render_without_code(doc, console)
     for t in doc["targets"]:
         for u in t["unreadable"]:
             console.print(f"[red]unreadable[/red] {escape(u['path'])}: {escape(u['error'])}")
     for n in doc["notes"]:
         console.print(f"note: {escape(n)}")
+
+
+def iter_specialised_lines(doc: dict[str, Any]) -> Iterator[str]:
+    """One line per package with modules specialised for, or gated to, other GPUs: their counts over
+    the GPUs judged (a range when they differ)."""
+
+    def span(values: list[int]) -> str:
+        lo, hi = min(values), max(values)
+        return f"{lo:,}" if lo == hi else f"{lo:,}-{hi:,}"
+
+    for t in doc["targets"]:
+        counts = [v["counts"] for v in t["verdicts"]]
+        if not counts or not any(c.get("specialised", 0) or c.get("gated", 0) for c in counts):
+            continue
+        name = f"{t['name']} {t['version']}" if t["version"] else t["name"]
+        parts = []
+        for key, label in (("specialised", "specialised for other GPUs"), ("gated", "gated (a/f of other GPUs)")):
+            values = [c.get(key, 0) for c in counts]
+            if any(values):
+                parts.append(f"{span(values)} {label}")
+        kl = [c.get("kernel_less", 0) for c in counts]
+        if any(kl):
+            parts.append(f"{span(kl)} kernel-less")
+        yield f"{name}: {', '.join(parts)} module(s) per GPU"
+
+
+def _render_without_code(doc: dict[str, Any], console: Any) -> None:
+    """--kernels: per GPU, holes with all their kernels, then specialised/gated modules grouped by archs."""
+    from rich.markup import escape
+
+    from cudafit.report.scan import demangle
+
+    names = demangle(
+        [
+            k
+            for t in doc["targets"]
+            for v in t["verdicts"]
+            for r in v.get("without_code", ())
+            for k in r["kernels"] or ()
+        ]
+    )
+    console.print("\n[bold]Modules without code for each GPU[/bold] (--kernels):")
+    for gi, g in enumerate(doc["gpus"]):
+        rows = [
+            (t, r) for t in doc["targets"] for v in t["verdicts"] if v["gpu"] == gi for r in v.get("without_code", ())
+        ]
+        if not rows:
+            continue
+        console.print(f"  [bold]{escape(_gpu_label(g))}[/bold]")
+        groups: dict[tuple[str, str, str, str], list[dict[str, Any]]] = {}
+        for t, r in rows:
+            pkg = f"{t['name']} {t['version']}" if t["version"] else t["name"]
+            archs = ", ".join(r["sass"] + r["ptx"])
+            key = (
+                (r["status"], pkg, r["path"], archs)
+                if r["status"] != "fails"
+                else (r["status"], pkg, r["path"], f"{archs}#{r['module']}")
+            )
+            groups.setdefault(key, []).append(r)
+        for (status, pkg, path, archs), members in groups.items():
+            kernels = [names.get(k, k) for r in members for k in r["kernels"] or ()]
+            where = f"module {members[0]['module']}" if len(members) == 1 else f"{len(members)} modules"
+            label = "hole" if status == "fails" else status
+            console.print(
+                f"    {_cell(status if status != 'fails' else 'fails')} {escape(pkg)} [dim]{label}[/dim]: "
+                f"{escape(path)} {where} ({escape(archs.split('#')[0])}), {members[0]['reason']}",
+                highlight=False,
+            )
+            shown = kernels if status == "fails" else kernels[:3]
+            for k in shown:
+                console.print(f"        {escape(k)}", highlight=False)
+            if len(kernels) > len(shown):
+                console.print(f"        [dim]... {len(kernels) - len(shown)} more kernel(s) (--json lists all)[/dim]")
+            elif not kernels and members[0]["kernels"] is None:
+                console.print("        [dim](kernel names unreadable here)[/dim]")
 
 
 def render_markdown(doc: dict[str, Any]) -> str:

@@ -211,6 +211,12 @@ class ModuleVerdict:
         }
 
 
+def _arch_names(entries: Iterable[FatbinEntry], kind: EntryKind) -> tuple[str, ...]:
+    """Distinct arch names of one kind, in arch order (sm_75 before sm_100; sm_90 before sm_90a)."""
+    found = {(e.arch_number, e.variant.value, e.arch_name) for e in entries if e.kind is kind}
+    return tuple(name for _n, _v, name in sorted(found))
+
+
 def _signature(module: Module) -> tuple[FatbinEntry, ...]:
     """The module's code with file offsets erased: all a decision depends on (modules repeat a lot)."""
     return tuple(
@@ -248,8 +254,8 @@ def _decide(
     gpu = TargetGpu(str(cc), cc)
     index = 0
     code = [e for e in module.entries if e.kind in (EntryKind.SASS, EntryKind.PTX)]
-    sass = tuple(sorted({e.arch_name for e in code if e.kind is EntryKind.SASS}))
-    ptx = tuple(sorted({e.arch_name for e in code if e.kind is EntryKind.PTX}))
+    sass = _arch_names(code, EntryKind.SASS)
+    ptx = _arch_names(code, EntryKind.PTX)
     if module.relocatable:
         r = reason("relocatable-only", "module is in __nv_relfatbin (device-link input), never loaded")
         return ModuleVerdict(index, module.section, Status.NONE, sass, ptx, None, (r,))
@@ -619,8 +625,8 @@ def _embedded_pool(
             break
         if v.status is Status.JIT and best is Status.FAILS:
             best, chosen = Status.JIT, v.chosen
-    sass = tuple(sorted({e.arch_name for m in code for e in m.entries if e.kind is EntryKind.SASS}))
-    ptx = tuple(sorted({e.arch_name for m in code for e in m.entries if e.kind is EntryKind.PTX}))
+    sass = _arch_names([e for m in code for e in m.entries], EntryKind.SASS)
+    ptx = _arch_names([e for m in code for e in m.entries], EntryKind.PTX)
     what = f"{count} fatbins the library loads itself ({', '.join(sections)})"
     if best is Status.FAILS:
         msg = f"{what}: none has code for {gpu.compute_capability}"
