@@ -100,8 +100,7 @@ def _coverage(
     jit: list[str] = []
     partial: list[str] = []
     for cc in ccs:
-        counts = sum((p.counts(cc, gating=gating) for p in prepared), engine.Counts())
-        status = engine.combine_counts(counts).value
+        status = engine.combine_counts(engine.package_counts(prepared, cc, gating=gating)).value
         if status == "native":
             native.append(str(cc))
         elif status == "jit":

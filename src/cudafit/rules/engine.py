@@ -24,12 +24,13 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from cudafit.binary.facts import BinaryFacts, EntryKind, FatbinEntry, Module
+from cudafit.binary.facts import BinaryFacts, EntryKind, FatbinEntry, FileFormat, Module
 from cudafit.model import ArchVariant, ComputeCapability, DriverVersion, PtxIsaVersion
 from cudafit.rules import roles, tables
 from cudafit.rules.reasons import Reason, reason
@@ -461,6 +462,8 @@ class PreparedFile:
             canon = Module(0, 0, "__nv_relfatbin" if m.relocatable else None, _signature(m))
             groups.setdefault(canon, []).append(pos)
         self.groups = groups
+        #: Distinct code of the registered modules (a bare cubin's one module, for library-loaded pools).
+        self.code = tuple(dict.fromkeys(canon for canon in groups if not canon.relocatable))
         loadable = [m for _p, _i, m in self.registered if not m.relocatable]
         self._loadable_pos = [pos for pos, (_p, _i, m) in enumerate(self.registered) if not m.relocatable]
         self.roles = roles.FileRoles(loadable, kernel_names)
@@ -506,10 +509,7 @@ class PreparedFile:
         """The embedded fatbins as one module; code for other GPUs only, while registered modules run
         natively here, is a specialisation (the library loads those fatbins on their GPUs)."""
         pool = _embedded_pool(self.embedded_code, len(self.embedded), self.embedded_sections, gpu, driver, jit_allowed)
-        if pool.status is not Status.NATIVE and Status.NATIVE in status:
-            why = reason("library-loaded-code", pool.reasons[0].message + "; registered modules run natively")
-            return dataclasses.replace(pool, status=Status.SPECIALISED, reasons=(why,))
-        return pool
+        return _specialised_pool(pool, Status.NATIVE in status, "registered modules run natively")
 
 
 _ROLE_STATUS = {
@@ -670,6 +670,73 @@ class PackageVerdict:
         }
 
 
+def _library_loaded_files(
+    prepared: Sequence[PreparedFile], gating: bool
+) -> tuple[list[PreparedFile], list[PreparedFile]]:
+    """(files, library-loaded files): a package's bare cubins and raw fatbins (two or more) are not
+    registered by any runtime; the library loads the one it picks for the GPU (flashinfer's 15,970
+    per-arch cubins), so they are judged as one pool, like fatbins embedded in data sections."""
+    loaded = [p for p in prepared if p.facts.format in (FileFormat.CUBIN, FileFormat.FATBIN)] if gating else []
+    if len(loaded) < 2:
+        return list(prepared), []
+    ids = {id(p) for p in loaded}
+    return [p for p in prepared if id(p) not in ids], loaded
+
+
+def _loaded_pool(
+    loaded: Sequence[PreparedFile],
+    gpu: TargetGpu,
+    driver: DriverVersion | None,
+    jit_allowed: bool,
+    native_elsewhere: bool,
+) -> ModuleVerdict:
+    """The library-loaded files as one module; code for other GPUs only, while other files run natively
+    here, is a specialisation."""
+    code = tuple(dict.fromkeys(c for p in loaded for c in p.code))
+    pool = _embedded_pool(code, len(loaded), ("cubin/fatbin files",), gpu, driver, jit_allowed)
+    return _specialised_pool(pool, native_elsewhere, "other files run natively")
+
+
+def _specialised_pool(pool: ModuleVerdict, native_elsewhere: bool, why: str) -> ModuleVerdict:
+    """A pool without native code for this GPU beside code that runs natively here: the library loads that
+    code on other GPUs (information), as cuBLASLt's ``.cask_resource`` kernels."""
+    if pool.status is Status.NATIVE or not native_elsewhere:
+        return pool
+    note = reason("library-loaded-code", f"{pool.reasons[0].message}; {why}")
+    return dataclasses.replace(pool, status=Status.SPECIALISED, reasons=(note,))
+
+
+def _pool_verdict(
+    loaded: Sequence[PreparedFile],
+    others: Sequence[FileVerdict],
+    gpu: TargetGpu,
+    driver: DriverVersion | None,
+    jit_allowed: bool,
+) -> FileVerdict:
+    pool = _loaded_pool(loaded, gpu, driver, jit_allowed, any(fv.counts.native for fv in others))
+    where = os.path.commonpath([p.facts.path.split("!")[0] for p in loaded]) if loaded else ""
+    counts = _count_of([pool.status])
+    status, summary = _combine(counts, False)
+    return FileVerdict(where, status, counts, (pool,), summary + pool.reasons)
+
+
+def package_counts(
+    prepared: Sequence[PreparedFile],
+    cc: ComputeCapability,
+    *,
+    driver: DriverVersion | None = None,
+    jit_allowed: bool = True,
+    gating: bool = True,
+) -> Counts:
+    """Module status counts of a whole package on ``cc`` (coverage columns), library-loaded pools included."""
+    files, loaded = _library_loaded_files(prepared, gating)
+    counts = sum((p.counts(cc, driver, jit_allowed, gating) for p in files), Counts())
+    if loaded:
+        pool = _loaded_pool(loaded, TargetGpu(str(cc), cc), driver, jit_allowed, counts.native > 0)
+        counts = counts + _count_of([pool.status])
+    return counts
+
+
 def evaluate_package(
     name: str,
     files: Iterable[BinaryFacts | PreparedFile],
@@ -681,7 +748,10 @@ def evaluate_package(
 ) -> PackageVerdict:
     """Decide a package from all its files' modules (``partial`` when some modules are holes)."""
     prepared = tuple(f if isinstance(f, PreparedFile) else PreparedFile(f) for f in files)
-    fverdicts = tuple(evaluate_file(f, gpu, driver=driver, jit_allowed=jit_allowed, gating=gating) for f in prepared)
+    registered, loaded = _library_loaded_files(prepared, gating)
+    fverdicts = tuple(evaluate_file(f, gpu, driver=driver, jit_allowed=jit_allowed, gating=gating) for f in registered)
+    if loaded:
+        fverdicts += (_pool_verdict(loaded, fverdicts, gpu, driver, jit_allowed),)
     counts = sum((fv.counts for fv in fverdicts), Counts())
     relocatable = any(f.relocatable for f in prepared)
     status, summary = _adjust_for_unscanned_embedded(prepared, *_combine(counts, relocatable))
