@@ -37,6 +37,13 @@ def configure_parser(sub: Any) -> None:
     p.add_argument("--driver", metavar="VERSION", help="ground on this NVIDIA driver (e.g. 535.104.05)")
     p.add_argument("--inventory", metavar="FILE", help="ground on GPUs and driver recorded by cudafit gpus --json")
     p.add_argument("--no-probe", action="store_true", help="do not look at this machine's GPUs and packages")
+    p.add_argument(
+        "--site-packages",
+        metavar="DIR",
+        action="append",
+        help="look up the failing kernel in this site-packages (default: this environment, unless --no-probe)",
+    )
+    p.add_argument("--path", metavar="PATH", help="look up the failing kernel in this file, directory or wheel")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the cudafit.explain/1 JSON document")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown (paste into an issue)")
@@ -80,6 +87,57 @@ def package_archs(packages: Sequence[str], sites: Sequence[str] | None = None) -
     return {k: tuple(sorted(v)) for k, v in found.items() if v}
 
 
+def _wants_kernel_lookup(finding: Any) -> bool:
+    ev = finding.evidence
+    return finding.category == "no-kernel-image" and any(ev.get(k) for k in ("kernels", "operators", "source_files"))
+
+
+def kernel_gaps(args: argparse.Namespace, context: Any, packages: Sequence[str]) -> list[Any]:
+    """Every module without code for the context's GPUs, with its kernels, in the place the user points at
+    (``--path``, ``--site-packages``, else this environment), limited to the packages the text names."""
+    from cudafit.analysis import analyze
+    from cudafit.explain.ground import KernelGap
+    from cudafit.report.check import iter_modules_without_code
+    from cudafit.report.scan import demangle
+    from cudafit.rules.engine import TargetGpu
+    from cudafit.targets.cache import scan_cache
+
+    if args.path:
+        from cudafit.targets import open_target
+
+        target = open_target(args.path)
+    else:
+        from cudafit.targets.env import EnvironmentTarget
+
+        target = EnvironmentTarget(args.site_packages) if args.site_packages else EnvironmentTarget.current()
+    wanted = {p.lower().replace("-", "_") for p in packages}
+    gpus = [TargetGpu(name, cc) for name, cc in context.gpus]
+    with scan_cache():
+        items = [i for i in target.iter_items() if not wanted or (i.package or "").lower().replace("-", "_") in wanted]
+        analysis = analyze(items, gpus, include_coverage=False, kernels=True)
+    rows = [
+        (p, gpus[i], row)
+        for p in analysis.packages
+        for i, v in enumerate(p.verdicts)
+        for row in iter_modules_without_code(v)
+        if row["kernels"]
+    ]
+    names = demangle([k for _p, _g, r in rows for k in r["kernels"]])
+    return [
+        KernelGap(
+            package=p.name,
+            path=row["path"],
+            module=row["module"],
+            compute_capability=str(g.compute_capability),
+            status=row["status"],
+            reason=row["reason"],
+            archs=tuple(row["sass"] + row["ptx"]),
+            kernels=tuple(names.get(k, k) for k in row["kernels"]),
+        )
+        for p, g, row in rows
+    ]
+
+
 def _context(args: argparse.Namespace, packages: Sequence[str]) -> tuple[Any, list[str]]:
     """(Context, usage errors)."""
     from cudafit.explain import Context
@@ -116,6 +174,8 @@ def _fact(value: Any) -> str:
     if isinstance(value, list):
         return ", ".join(_fact(v) for v in value)
     if isinstance(value, dict):
+        if "kernels" in value and "path" in value:  # a kernel match: where it is and what it was built for
+            return f"{value['path']} module {value['module']} ({' '.join(value['archs'])}): {value['kernels'][0]}"
         if "code" in value and "name" in value:
             return f"{value['code']} {value['name']}"
         if "path" in value:  # a source file: "path/to/norm.cuh:113"
@@ -201,6 +261,12 @@ def execute(args: argparse.Namespace) -> int:
         for e in errors:
             print(f"cudafit: {e}", file=sys.stderr)
         return EXIT_USAGE
+    if any(_wants_kernel_lookup(f) for f in findings) and context.gpus and (
+        args.site_packages or args.path or not args.no_probe
+    ):
+        from dataclasses import replace
+
+        context = replace(context, kernel_gaps=tuple(kernel_gaps(args, context, packages)))
     findings = ground(findings, context)
     doc: dict[str, Any] = {"schema": "cudafit.explain/1", "findings": [f.to_dict() for f in findings]}
     if args.json:

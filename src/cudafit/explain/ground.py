@@ -21,6 +21,7 @@ Rules used, with their sources:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -29,11 +30,54 @@ from cudafit.explain.classify import Finding, with_changes
 from cudafit.explain.extract import arch_number
 from cudafit.model import ComputeCapability, CudaVersion, DriverVersion, parse_compute_capability
 
-__all__ = ["Context", "arch_runs_on", "ground"]
+__all__ = ["Context", "KernelGap", "arch_runs_on", "ground", "match_kernel_gaps"]
 
 _TURING = ComputeCapability(7, 5)
 # Distributions only NVIDIA or the framework's maintainers can rebuild: never suggest a source build.
 _BINARY_ONLY = frozenset({"torch", "triton", "pytorch_triton", "tensorrt", "jax", "jaxlib", "cupy"})
+
+
+@dataclass(frozen=True)
+class KernelGap:
+    """A module of an installed package without code for a GPU, with its kernels (from ``check --kernels``)."""
+
+    package: str
+    path: str
+    module: int
+    compute_capability: str
+    status: str  # fails (a hole) | specialised | gated
+    reason: str
+    archs: tuple[str, ...]
+    kernels: tuple[str, ...]  # readable (demangled) names where c++filt is installed, else mangled
+
+
+_GENERIC_NAMES = frozenset({"kernel", "kernels", "forward", "backward", "launch", "device", "global", "cuda"})
+
+
+def _name_key(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def match_kernel_gaps(names: Sequence[str], gaps: Sequence[KernelGap]) -> list[tuple[KernelGap, list[str]]]:
+    """The modules without code whose kernels a log's op, kernel or source-file name points at.
+
+    Names are compared without case and punctuation (``GemmaRMSNorm`` matches ``gemma_rmsnorm_kernel``);
+    source files by their stem; names shorter than 5 characters or generic words are ignored.
+    """
+    keys = []
+    for n in names:
+        stem = n.rsplit("/", 1)[-1].split(".", 1)[0] if "." in n.rsplit("/", 1)[-1] else n
+        k = _name_key(stem)
+        if len(k) >= 5 and k not in _GENERIC_NAMES:
+            keys.append(k)
+    out = []
+    for gap in gaps:
+        hit = [k for k in gap.kernels if any(key in _name_key(k) for key in keys)]
+        if hit:
+            out.append((gap, hit))
+    order = {"fails": 0, "specialised": 1, "gated": 2}
+    out.sort(key=lambda gh: order.get(gh[0].status, 3))
+    return out
 
 
 @dataclass(frozen=True)
@@ -48,6 +92,8 @@ class Context:
     gpus: tuple[tuple[str, ComputeCapability], ...] = ()
     packages: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     driver: DriverVersion | None = None
+    #: Modules without code for the GPUs, with their kernels (looked up in an environment or a path).
+    kernel_gaps: tuple[KernelGap, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "gpus", tuple((str(n), parse_compute_capability(c)) for n, c in self.gpus))
@@ -206,9 +252,44 @@ def _ground_one(f: Finding, context: Context) -> tuple[Finding, list[Finding]]:
                 f"the binary has no code for {_describe(gpus)}: no cubin of the same major with an equal or lower "
                 "minor, and no PTX of an equal or lower compute capability"
             )
+        matched = match_kernel_gaps(
+            [*ev.get("kernels", []), *ev.get("operators", []), *(sf["file"] for sf in ev.get("source_files", []))],
+            [g for g in context.kernel_gaps if not ccs or parse_compute_capability(g.compute_capability) in ccs],
+        )
+        if matched:
+            ev = dict(ev)
+            ev["kernel_matches"] = [
+                {
+                    "package": g.package,
+                    "path": g.path,
+                    "module": g.module,
+                    "compute_capability": g.compute_capability,
+                    "status": g.status,
+                    "reason": g.reason,
+                    "archs": list(g.archs),
+                    "kernels": hit[:5],
+                }
+                for g, hit in matched[:5]
+            ]
+            g, hit = matched[0]
+            role = {"fails": "a hole in the build", "gated": "arch-specific code of other GPUs"}.get(
+                g.status, "code the package builds only for other GPUs"
+            )
+            notes.insert(
+                0,
+                f"the failing kernel is {hit[0]} in {g.path} (module {g.module}, {g.package}), built for "
+                f"{', '.join(g.archs)}: nothing for {g.compute_capability} ({role}, {g.reason})",
+            )
         if notes:
             cause = "; ".join(notes)
         fixes = []
+        if matched:
+            g, _hit = matched[0]
+            fixes.append(
+                f"{g.package} launched this kernel on {g.compute_capability} although its module has no code there: "
+                f"rebuild {g.package} with {g.compute_capability} in its arch list for that source file, or avoid "
+                f"the op on this GPU; report it upstream with `cudafit check --kernels` output"
+            )
         old = [cc for cc in ccs if cc < _TURING]
         if old:
             fixes.append(_pre_turing_torch_fix(min(old)))
@@ -485,7 +566,7 @@ def _ground_one(f: Finding, context: Context) -> tuple[Finding, list[Finding]]:
         fixes = [x.replace("<all ccs>", plan).replace("<cc>", plan) for x in fixes]
     if where and where.strip() not in cause:
         cause = cause.rstrip(".") + "." + where
-    return with_changes(f, cause=cause, fixes=tuple(dict.fromkeys(fixes))), extra
+    return with_changes(f, cause=cause, fixes=tuple(dict.fromkeys(fixes)), evidence=ev), extra
 
 
 def _mixed(f: Finding, gpus: Sequence[tuple[str, ComputeCapability]]) -> Finding:
