@@ -32,7 +32,7 @@ def test_second_scan_hits_and_a_change_misses(tmp_path: Path, cache_dir: Path, m
     lib.parent.mkdir()
     shutil.copy(BIN / "libmulti.so", lib)
     first = scan(lib.parent)
-    assert list(cache_dir.glob("scan-*.pickle"))
+    assert list(cache_dir.glob("scan-*/*"))  # one shard per directory of scanned files
     calls: list[str] = []
     real = cache_mod.ScanCache.put
 
@@ -52,7 +52,7 @@ def test_second_scan_hits_and_a_change_misses(tmp_path: Path, cache_dir: Path, m
 
 def test_corrupt_cache_is_a_cold_scan(tmp_path: Path, cache_dir: Path) -> None:
     first = scan(BIN / "libmulti.so")
-    (f,) = cache_dir.glob("scan-*.pickle")
+    (f,) = cache_dir.glob("scan-*/*")
     f.write_bytes(b"garbage")
     assert scan(BIN / "libmulti.so") == first
 
@@ -85,3 +85,15 @@ def test_cached_json_renderings_follow_file_changes(tmp_path: Path) -> None:
     shutil.copy(BIN / "libptxonly.so", tree / "a.so")
     os.utime(tree / "a.so", ns=(2, 2))
     assert archs() == ["compute_75"]
+
+
+def test_shards_per_directory(tmp_path: Path, cache_dir: Path) -> None:
+    """Facts of unrelated trees live in other shards: a scan loads only the directories it reads."""
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        shutil.copy(BIN / "libmulti.so", tmp_path / name / "libmulti.so")
+        scan(tmp_path / name)
+    assert len(list(cache_dir.glob("scan-*/*"))) == 2
+    with scan_cache() as cache:
+        assert [i.facts for i in open_target(str(tmp_path / "a")).iter_items()]
+        assert len(cache.facts._shards) == 1

@@ -48,7 +48,7 @@ def test_scan_json_fast_path_equals_the_dict_renderer(tmp_path: Path) -> None:
     fast = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env).stdout
     cached = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env).stdout  # from the merged cache
     assert json.loads(fast) == json.loads(cached)
-    assert list((tmp_path / "cache").glob("scan-*.pickle"))
+    assert list((tmp_path / "cache").glob("scan-*/*"))
     code = (
         "import json, sys; from cudafit.targets import open_target; "
         "from cudafit.report.scan import FileReport, render_scan_json; "

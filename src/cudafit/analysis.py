@@ -204,7 +204,7 @@ def _with_library_loaded_code(facts: BinaryFacts, gpus: Sequence[Any], ccs: Sequ
             return facts
     finally:
         source.close()
-    full = cached_inspect(facts.path, embedded=True)
+    full = cached_inspect(facts.path, summary=True)
     return facts if full.error else full
 
 

@@ -8,7 +8,7 @@ compatibility is judged per fatbin, not per file (fatbin_spec.md §A.3, §E.1).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from cudafit.model import ArchVariant, ComputeCapability, PtxIsaVersion, PtxTarget, SmArch
@@ -210,6 +210,25 @@ class BinaryFacts:
     embedded_sections: tuple[str, ...] = ()
     #: DT_NEEDED entries of a linked ELF file (``libcudart.so.13`` says which CUDA runtime it loads).
     needed: tuple[str, ...] = ()
+    #: How many embedded fatbins were found when ``modules`` keeps one per distinct arch list of them
+    #: (:meth:`with_embedded_summary`); 0 when every embedded fatbin is listed.
+    embedded_total: int = 0
+
+    def with_embedded_summary(self) -> BinaryFacts:
+        """These facts with the embedded fatbins reduced to one per distinct arch list (and their total).
+
+        A library that loads its own fatbins picks one for the GPU, so a verdict needs their arch lists,
+        not each of cuFFT's 23,983 headers; the summary keeps a cached verdict input small.
+        """
+        embedded = [m for m in self.modules if m.embedded]
+        if not embedded or self.embedded_total:
+            return self
+        seen: dict[tuple[tuple[EntryKind, int, ArchVariant], ...], Module] = {}
+        for m in embedded:
+            key = tuple(sorted({(e.kind, e.arch_number, e.variant) for e in m.entries}))
+            seen.setdefault(key, m)
+        kept = tuple(m for m in self.modules if not m.embedded) + tuple(seen.values())
+        return replace(self, modules=kept, embedded_total=len(embedded))
 
     @property
     def entries(self) -> tuple[FatbinEntry, ...]:

@@ -454,6 +454,8 @@ class PreparedFile:
         ]
         self.relocatable = any(m.relocatable for _p, _i, m in self.registered)
         self.embedded = [m for unit in _iter_units(facts) for m in unit.modules if m.embedded]
+        #: How many fatbins the library embeds (the facts may keep one per distinct arch list of them).
+        self.embedded_total = facts.embedded_total or len(self.embedded)
         #: The embedded fatbins' distinct code (cuFFT's 23,983 share a few dozen arch lists).
         self.embedded_code = tuple(dict.fromkeys(Module(0, 0, None, _signature(m)) for m in self.embedded))
         self.embedded_sections = tuple(sorted({m.section or "" for m in self.embedded}))
@@ -461,56 +463,71 @@ class PreparedFile:
         for pos, (_p, _i, m) in enumerate(self.registered):
             canon = Module(0, 0, "__nv_relfatbin" if m.relocatable else None, _signature(m))
             groups.setdefault(canon, []).append(pos)
+        #: Positions (in ``registered``) of the modules of each distinct arch list.
         self.groups = groups
         #: Distinct code of the registered modules (a bare cubin's one module, for library-loaded pools).
-        self.code = tuple(dict.fromkeys(canon for canon in groups if not canon.relocatable))
-        loadable = [m for _p, _i, m in self.registered if not m.relocatable]
-        self._loadable_pos = [pos for pos, (_p, _i, m) in enumerate(self.registered) if not m.relocatable]
-        self.roles = roles.FileRoles(loadable, kernel_names)
+        self.code = tuple(canon for canon in groups if not canon.relocatable)
+        # roles work on the loadable modules: group g of the roles is self.code[g]
+        loadable_pos = [pos for canon in self.code for pos in groups[canon]]
+        self._loadable_pos = loadable_pos
+        role_groups: list[list[int]] = []
+        k = 0
+        for canon in self.code:
+            n = len(groups[canon])
+            role_groups.append(list(range(k, k + n)))
+            k += n
+        self.roles = roles.FileRoles([self.registered[pos][2] for pos in loadable_pos], kernel_names, role_groups)
 
     def statuses(
         self, cc: ComputeCapability, driver: DriverVersion | None, jit_allowed: bool, gating: bool
-    ) -> tuple[list[Status], dict[int, roles.RoleDecision]]:
-        """Each registered module's status on ``cc`` (roles applied), and the role decisions by position."""
-        status: list[Status] = [Status.NONE] * len(self.registered)
-        for canon, positions in self.groups.items():
-            st = _decide(canon, cc, driver, jit_allowed, gating).status
-            for pos in positions:
-                status[pos] = st
-        decisions: dict[int, roles.RoleDecision] = {}
-        if gating:
-            loadable = [status[pos] for pos in self._loadable_pos]
-            undecided = [k for k, st in enumerate(loadable) if st is Status.FAILS]
-            jit = [k for k, st in enumerate(loadable) if st is Status.JIT]
-            if undecided or jit:
-                serving = [st in (Status.NATIVE, Status.JIT) for st in loadable]
-                native = [st is Status.NATIVE for st in loadable]
-                found = self.roles.classify(serving, undecided, cc, jit_only=jit, native=native)
-                for k, decision in found.items():
-                    pos = self._loadable_pos[k]
-                    status[pos] = _ROLE_STATUS[decision.role]
-                    decisions[pos] = decision
-        return status, decisions
+    ) -> tuple[dict[Module, Status], dict[Module, roles.RoleDecision], dict[int, roles.RoleDecision]]:
+        """(status per arch list, role decisions per arch list, role decisions per module position that
+        differ from their arch list's) on ``cc``."""
+        group_status = {canon: _decide(canon, cc, driver, jit_allowed, gating).status for canon in self.groups}
+        by_canon: dict[Module, roles.RoleDecision] = {}
+        by_pos: dict[int, roles.RoleDecision] = {}
+        if gating and self.code:
+            names = [group_status[c].value if group_status[c] in _ROLE_INPUT else "other" for c in self.code]
+            by_group, by_module = self.roles.classify(names, cc)
+            for g, decision in by_group.items():
+                by_canon[self.code[g]] = decision
+            for k, decision in by_module.items():
+                by_pos[self._loadable_pos[k]] = decision
+        return group_status, by_canon, by_pos
 
     def counts(
         self, cc: ComputeCapability, driver: DriverVersion | None = None, jit_allowed: bool = True, gating: bool = True
     ) -> Counts:
         """Module status counts on ``cc`` without building per-module verdicts (coverage over many CCs)."""
-        status, _ = self.statuses(cc, driver, jit_allowed, gating)
-        counts = _count_of(status)
+        group_status, by_canon, by_pos = self.statuses(cc, driver, jit_allowed, gating)
+        c = dict.fromkeys(_COUNTED.values(), 0)
+        for canon, positions in self.groups.items():
+            d = by_canon.get(canon)
+            st = _ROLE_STATUS[d.role] if d is not None else group_status[canon]
+            key = _COUNTED.get(st)
+            if key is not None:
+                c[key] += len(positions)
+            for pos in positions:
+                over = by_pos.get(pos)
+                if over is not None:  # a module whose kernel names decided otherwise than its arch list
+                    if key is not None:
+                        c[key] -= 1
+                    c[_COUNTED[_ROLE_STATUS[over.role]]] += 1
+        counts = Counts(**c)
         if self.embedded:
-            pool = self.pool(TargetGpu(str(cc), cc), driver, jit_allowed, status)
+            pool = self.pool(TargetGpu(str(cc), cc), driver, jit_allowed, counts.native > 0)
             counts = counts + _count_of([pool.status])
         return counts
 
-    def pool(
-        self, gpu: TargetGpu, driver: DriverVersion | None, jit_allowed: bool, status: Sequence[Status]
-    ) -> ModuleVerdict:
+    def pool(self, gpu: TargetGpu, driver: DriverVersion | None, jit_allowed: bool, native: bool) -> ModuleVerdict:
         """The embedded fatbins as one module; code for other GPUs only, while registered modules run
-        natively here, is a specialisation (the library loads those fatbins on their GPUs)."""
-        pool = _embedded_pool(self.embedded_code, len(self.embedded), self.embedded_sections, gpu, driver, jit_allowed)
-        return _specialised_pool(pool, Status.NATIVE in status, "registered modules run natively")
+        natively here (``native``), is a specialisation (the library loads those fatbins on their GPUs)."""
+        pool = _embedded_pool(self.embedded_code, self.embedded_total, self.embedded_sections, gpu, driver, jit_allowed)
+        return _specialised_pool(pool, native, "registered modules run natively")
 
+
+#: The engine verdicts the roles take as input (anything else is "other": gated, none).
+_ROLE_INPUT = frozenset({Status.NATIVE, Status.JIT, Status.FAILS})
 
 _ROLE_STATUS = {
     roles.Role.SPECIALISED: Status.SPECIALISED,
@@ -531,14 +548,15 @@ def evaluate_file(
     prepared = facts if isinstance(facts, PreparedFile) else PreparedFile(facts)
     facts = prepared.facts
     cc = gpu.compute_capability
-    status, decisions = prepared.statuses(cc, driver, jit_allowed, gating)
+    _group_status, by_canon, by_pos = prepared.statuses(cc, driver, jit_allowed, gating)
     slots: list[ModuleVerdict | None] = [None] * len(prepared.registered)
     for canon, positions in prepared.groups.items():
         v = _decide(canon, cc, driver, jit_allowed, gating)
+        group_decision = by_canon.get(canon)
         for pos in positions:
             path, i, m = prepared.registered[pos]
             where = None if path == facts.path else path
-            d = decisions.get(pos)
+            d = by_pos.get(pos, group_decision)
             if d is None:
                 slots[pos] = ModuleVerdict(
                     i, m.section, v.status, v.sass, v.ptx, v.chosen, v.reasons, v.needs_ptx_isa, None, where
@@ -549,11 +567,13 @@ def evaluate_file(
                 )
             else:
                 why = tuple(r for r in v.reasons if r.code not in ("no-compatible-code", "ptx-jit"))
+                st = _ROLE_STATUS[d.role]
                 slots[pos] = ModuleVerdict(
-                    i, m.section, status[pos], v.sass, v.ptx, None, (d.reason, *why), None, d.kernels, path
+                    i, m.section, st, v.sass, v.ptx, None, (d.reason, *why), None, d.kernels, path
                 )
     verdicts = [v for v in slots if v is not None]
-    pool = prepared.pool(gpu, driver, jit_allowed, status) if prepared.embedded else None
+    native = any(v.status is Status.NATIVE for v in verdicts)
+    pool = prepared.pool(gpu, driver, jit_allowed, native) if prepared.embedded else None
     if pool is not None:
         verdicts.append(pool)
     counts = _count_of(v.status for v in verdicts)

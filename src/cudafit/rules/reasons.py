@@ -20,7 +20,9 @@ RELEASE_NOTES = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/index.h
 DRIVER_MODULES = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__MODULE.html"
 MINOR_COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html"
 LAZY_LOADING = "https://docs.nvidia.com/cuda/cuda-programming-guide/04-special-topics/lazy-loading.html"
-NVCC_GENCODE = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#options-for-steering-gpu-code-generation"
+NVCC_GENCODE = (
+    "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#options-for-steering-gpu-code-generation"
+)
 
 
 @dataclass(frozen=True)

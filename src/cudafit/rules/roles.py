@@ -48,7 +48,6 @@ __all__ = [
     "KernelNames",
     "Role",
     "RoleDecision",
-    "classify_modules",
     "kernel_arch_tags",
 ]
 
@@ -163,18 +162,32 @@ def _arch_text(sig: Signature) -> str:
 
 
 class FileRoles:
-    """One file's loadable modules, prepared once; :meth:`classify` decides roles for one GPU at a time.
+    """One file's loadable modules grouped by arch list, prepared once; :meth:`classify` decides roles
+    for one GPU at a time, per group, and per module only where kernel names decide.
 
     Kernel names are looked up at most once per module, whatever the number of GPUs asked about.
     """
 
-    def __init__(self, modules: Sequence[Module], kernel_names: KernelNames | None = None) -> None:
+    def __init__(
+        self,
+        modules: Sequence[Module],
+        kernel_names: KernelNames | None = None,
+        groups: Sequence[Sequence[int]] | None = None,
+    ) -> None:
         self.modules = modules
         self.kernel_names = kernel_names
         self._names: dict[int, tuple[str, ...] | None] = {}
-        self._signatures: list[Signature] | None = None
+        if groups is None:
+            by_sig: dict[Signature, list[int]] = {}
+            for i, m in enumerate(modules):
+                by_sig.setdefault(_signature(m), []).append(i)
+            groups = list(by_sig.values())
+        #: Module indices per group (one group per distinct arch list) and each group's signature.
+        self.groups: list[Sequence[int]] = list(groups)
+        self.group_signatures: list[Signature] = [_signature(modules[g[0]]) for g in self.groups]
         self._general: frozenset[Signature] | None = None
         self._sizes: list[int] | None = None
+        self._small: list[list[int]] | None = None
 
     @property
     def sizes(self) -> list[int]:
@@ -183,168 +196,139 @@ class FileRoles:
             self._sizes = [sum(e.payload_size for e in m.entries) for m in self.modules]
         return self._sizes
 
-    @property
-    def signatures(self) -> list[Signature]:
-        """Each module's code signature (computed on first use)."""
-        if self._signatures is None:
-            self._signatures = [_signature(m) for m in self.modules]
-        return self._signatures
-
     def names(self, i: int) -> tuple[str, ...] | None:
         """The kernels of module ``i`` (``None`` when they cannot be read)."""
         if i not in self._names:
             self._names[i] = self.kernel_names(self.modules[i]) if self.kernel_names is not None else None
         return self._names[i]
 
-    def _smallest_first(self, flags: Sequence[bool]) -> list[int]:
-        # Stubs are tiny: trying the smallest first keeps each lookup a small decompression.
-        return sorted(
-            (i for i, ok in enumerate(flags) if ok), key=lambda i: sum(e.payload_size for e in self.modules[i].entries)
-        )
-
-    def _kernels_among(self, flags: Sequence[bool]) -> bool:
-        """Whether a flagged module has kernels (or unknown names): it stops at the first such module."""
-        return any(self.names(i) != () for i in self._smallest_first(flags))
-
-    def _serving_stubs(self, serving: Sequence[bool]) -> list[int] | None:
-        """``None`` when a module with kernels (or unknown names) serves the GPU; else the serving
-        modules, all kernel-less (registration stubs are not code for the GPU)."""
-        if self._kernels_among(serving):
+    def _kernels_among(self, group_ids: Iterable[int]) -> list[int] | None:
+        """``None`` when a module of these groups has kernels (or unknown names); else all their modules,
+        kernel-less.  Stubs are tiny: the smallest are tried first, each lookup a small decompression."""
+        sizes = self.sizes
+        members = sorted((i for g in group_ids for i in self.groups[g]), key=sizes.__getitem__)
+        if any(self.names(i) != () for i in members):
             return None
-        return self._smallest_first(serving)
+        return members
+
+    def _small_members(self, g: int) -> list[int]:
+        if self._small is None:
+            sizes = self.sizes
+            self._small = [[i for i in grp if sizes[i] <= STUB_MAX_BYTES] for grp in self.groups]
+        return self._small[g]
 
     def classify(
-        self,
-        serving: Sequence[bool],
-        undecided: Iterable[int],
-        cc: ComputeCapability,
-        *,
-        jit_only: Iterable[int] = (),
-        native: Sequence[bool] | None = None,
-    ) -> dict[int, RoleDecision]:
-        """Roles of the ``undecided`` modules (no usable code for ``cc``, not gated).
+        self, group_status: Sequence[str], cc: ComputeCapability
+    ) -> tuple[dict[int, RoleDecision], dict[int, RoleDecision]]:
+        """Roles for one GPU: (decisions by group, decisions by module that differ from their group's).
 
-        ``serving[i]`` says whether module ``i`` has usable code for ``cc`` (the engine's verdict).
-        When only kernel-less modules serve ``cc``, they are returned too, as kernel-less.
-        ``jit_only`` modules run here only by JIT; when the file has native code for ``cc`` (``native``),
-        those that are specialised for other GPUs (or kernel-less) are returned as such: their JIT
-        never happens unless the library dispatches them here.  The others keep their JIT verdict.
+        ``group_status[g]`` is the engine's verdict on group ``g``: ``native``, ``jit``, ``fails`` (no
+        usable code, not gated) or anything else.  ``fails`` groups get a role; ``jit`` groups are
+        specialised (or kernel-less) when the file runs natively here and their arch list says so
+        (their JIT never happens unless the library dispatches them here), else they keep their JIT.
+        When only kernel-less modules serve ``cc``, those modules are returned as kernel-less.
         """
-        signatures = self.signatures
-        out: dict[int, RoleDecision] = {}
-        todo = list(undecided)
-        jit = list(jit_only)
+        by_group: dict[int, RoleDecision] = {}
+        by_module: dict[int, RoleDecision] = {}
+        todo = [g for g, st in enumerate(group_status) if st == "fails"]
+        jit = [g for g, st in enumerate(group_status) if st == "jit"]
         if not todo and not jit:
-            return out
-        stubs = self._serving_stubs(serving)
-        for k in stubs or ():
-            out[k] = _kernel_less(_arch_text(signatures[k]))
+            return by_group, by_module
+        serving = [g for g, st in enumerate(group_status) if st in ("native", "jit")]
+        stubs = self._kernels_among(serving)
         if stubs is not None:  # nothing with kernels serves cc: the file fails, every module is a hole
-            holes: dict[Signature, RoleDecision] = {}
-            for i in todo:
-                out[i] = self._file_gap(i, cc, holes)
-            return out
+            for i in stubs:
+                by_module[i] = _kernel_less(_arch_text(_signature(self.modules[i])))
+            for g in todo:
+                archs = _arch_text(self.group_signatures[g])
+                msg = f"no code for {cc}: module has {archs}, and nothing in this file serves {cc} (error 209)"
+                by_group[g] = RoleDecision(Role.HOLE, reason("no-compatible-code", msg))
+                for i in self._small_members(g):  # registration stubs: a few KiB, no kernels
+                    if self.names(i) == ():
+                        by_module[i] = _kernel_less(archs)
+            return by_group, by_module
         context = _Context(self, serving, cc)
-        for i in todo:
-            out[i] = context.decide(i) or context.hole(i)
-        if jit and native is not None and self._kernels_among(native):
+        for g in todo:
+            decision = context.by_archs(g)
+            if decision is not None:
+                by_group[g] = decision
+                continue
+            by_group[g] = context.hole(g)
+            for i in self.groups[g]:
+                d = context.by_names(g, i)
+                by_module[i] = d if d is not None else context.hole(g, self.names(i))
+        native = [g for g, st in enumerate(group_status) if st == "native"]
+        if jit and native and self._kernels_among(native) is None:
             # The general build lists are those that serve natively: a JIT module is not its own reference.
             jit_context = _Context(self, native, cc)
-            for i in jit:
-                d = jit_context.decide(i)
-                if d is not None:
-                    out[i] = d
-        return out
-
-    def _file_gap(self, i: int, cc: ComputeCapability, holes: dict[Signature, RoleDecision]) -> RoleDecision:
-        """A module of a file that has no code for ``cc`` at all: a hole, unless a small module shows no
-        kernels (registration stubs are a few KiB; larger modules are not decompressed for this)."""
-        sig = self.signatures[i]
-        if self.sizes[i] <= STUB_MAX_BYTES and self.names(i) == ():
-            return _kernel_less(_arch_text(sig))
-        hole = holes.get(sig)
-        if hole is None:
-            archs = _arch_text(sig)
-            msg = f"no code for {cc}: module has {archs}, and nothing in this file serves {cc} (error 209)"
-            hole = holes[sig] = RoleDecision(Role.HOLE, reason("no-compatible-code", msg))
-        return hole
+            for g in jit:
+                decision = jit_context.by_archs(g)
+                if decision is not None:
+                    by_group[g] = decision
+                    continue
+                for i in self.groups[g]:
+                    d = jit_context.by_names(g, i)
+                    if d is not None:
+                        by_module[i] = d
+        return by_group, by_module
 
 
 class _Context:
-    """Arch-only decisions of one file for one GPU, made once per signature."""
+    """Decisions of one file for one GPU: by arch list per group, by kernel names per module."""
 
-    def __init__(self, roles: FileRoles, serving: Sequence[bool], cc: ComputeCapability) -> None:
+    def __init__(self, roles: FileRoles, serving: Sequence[int], cc: ComputeCapability) -> None:
         self.roles = roles
         self.serving = serving
         self.cc = cc
         self.number = cc.major * 10 + cc.minor
-        self.by_signature: dict[Signature, RoleDecision | None] = {}
         self._general: list[frozenset[ComputeCapability]] | None = None
 
     def general(self) -> list[frozenset[ComputeCapability]]:
+        """The SASS coverages of the file's general build lists that serve this GPU."""
         if self._general is None:
             roles = self.roles
             if roles._general is None:
-                roles._general = _general_builds(frozenset(roles.signatures))
-            serving_sigs = {sig for sig, ok in zip(roles.signatures, self.serving, strict=True) if ok}
+                roles._general = _general_builds(frozenset(roles.group_signatures))
+            serving_sigs = {roles.group_signatures[g] for g in self.serving}
             self._general = [_sass_coverage(sig) for sig in roles._general if sig in serving_sigs]
         return self._general
 
-    def by_archs(self, sig: Signature) -> RoleDecision | None:
-        """The decision the arch list alone makes (``None``: the module looks like a hole)."""
-        if sig in self.by_signature:
-            return self.by_signature[sig]
+    def by_archs(self, g: int) -> RoleDecision | None:
+        """The decision the arch list alone makes (``None``: the group looks like a hole)."""
+        sig = self.roles.group_signatures[g]
         cc = self.cc
         archs = _arch_text(sig)
         # The SASS list is the build list; PTX (a forward-compat tail, or a JIT path here) only when there is none.
         numbers = [n for k, n, _v in sig if k == "sass"] or [n for _k, n, _v in sig]
-        decision: RoleDecision | None = None
         if len({n // 10 for n in numbers}) == 1:
             msg = f"module built only for {archs} (one GPU generation): the library runs it on those GPUs"
-            decision = RoleDecision(Role.SPECIALISED, reason("specialised-generation", msg))
-        elif min(numbers) > self.number:
+            return RoleDecision(Role.SPECIALISED, reason("specialised-generation", msg))
+        if min(numbers) > self.number:
             msg = f"module built only for newer GPUs ({archs}) while the file has code for {cc}"
-            decision = RoleDecision(Role.SPECIALISED, reason("specialised-newer", msg))
-        else:
-            mine = _sass_coverage(sig)
-            if not any(_without_generation(g, cc) and _without_generation(g, cc) <= mine for g in self.general()):
-                msg = f"module built for {archs}: not the library's general build list without {cc}"
-                decision = RoleDecision(Role.SPECIALISED, reason("specialised-other-build", msg))
-        self.by_signature[sig] = decision
-        return decision
+            return RoleDecision(Role.SPECIALISED, reason("specialised-newer", msg))
+        mine = _sass_coverage(sig)
+        if not any(_without_generation(gen, cc) and _without_generation(gen, cc) <= mine for gen in self.general()):
+            msg = f"module built for {archs}: not the library's general build list without {cc}"
+            return RoleDecision(Role.SPECIALISED, reason("specialised-other-build", msg))
+        return None
 
-    def decide(self, i: int) -> RoleDecision | None:
-        """The module's role, or ``None`` when it looks like the general build list minus this GPU."""
-        sig = self.roles.signatures[i]
-        decision = self.by_archs(sig)
-        if decision is not None:
-            return decision
+    def by_names(self, g: int, i: int) -> RoleDecision | None:
+        """Module ``i`` of group ``g`` by its kernel names: kernel-less, or every kernel tagged for another
+        architecture; ``None`` when the names say nothing (or cannot be read)."""
         names = self.roles.names(i)
-        archs = _arch_text(sig)
         if names == ():
-            return _kernel_less(archs)
+            return _kernel_less(_arch_text(self.roles.group_signatures[g]))
         if names and all(kernel_arch_tags(k) and self.number not in kernel_arch_tags(k) for k in names):
             tags = ", ".join(f"sm{t}" for t in sorted({t for k in names for t in kernel_arch_tags(k)}))
             msg = f"every kernel of the module ({len(names)}) names another architecture ({tags})"
             return RoleDecision(Role.SPECIALISED, reason("specialised-named", msg), names)
         return None
 
-    def hole(self, i: int) -> RoleDecision:
+    def hole(self, g: int, names: tuple[str, ...] | None = None) -> RoleDecision:
         """A hole: the general build list minus this GPU, and nothing in the kernel names says otherwise."""
-        archs = _arch_text(self.roles.signatures[i])
+        archs = _arch_text(self.roles.group_signatures[g])
         msg = f"module built for {archs}: the library's general build list without {self.cc} (no kernel image)"
-        return RoleDecision(Role.HOLE, reason("hole-build-skips-gpu", msg), self.roles.names(i))
-
-
-def classify_modules(
-    modules: Sequence[Module],
-    serving: Sequence[bool],
-    undecided: Iterable[int],
-    cc: ComputeCapability,
-    kernel_names: KernelNames | None = None,
-) -> dict[int, RoleDecision]:
-    """Roles of one file's ``undecided`` modules for ``cc`` (see :class:`FileRoles`)."""
-    return FileRoles(modules, kernel_names).classify(serving, undecided, cc)
+        return RoleDecision(Role.HOLE, reason("hole-build-skips-gpu", msg), names)
 
 
 def _without_generation(coverage: frozenset[ComputeCapability], cc: ComputeCapability) -> frozenset[ComputeCapability]:

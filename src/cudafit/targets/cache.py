@@ -1,8 +1,10 @@
 """A scan cache: binary facts keyed by (real path, size, mtime, inode), in the user cache dir.
 
-A second scan of an unchanged environment then costs one file read instead of walking every
-fatbin header again.  The cache file is versioned by cudafit's version (facts change shape between
-versions) and written atomically; any problem reading it just means a cold scan.  Location:
+A second scan of an unchanged environment then costs a few small file reads instead of walking every
+fatbin header again.  Facts (and the kernel names the verdict rules looked up) are kept in one file per
+directory of the scanned files, so a scan loads what it needs and nothing about unrelated trees.  The
+files are versioned by cudafit's version (facts change shape between versions) and written atomically;
+any problem reading one just means a cold scan.  Location:
 ``$CUDAFIT_CACHE_DIR``, else ``$XDG_CACHE_HOME/cudafit``, else ``~/.cache/cudafit``;
 ``CUDAFIT_NO_CACHE=1`` (or ``--no-cache``) disables it.  The file lives in the user's own cache
 directory and is only ever read by that user's cudafit.
@@ -21,8 +23,8 @@ from cudafit.binary.facts import BinaryFacts
 
 __all__ = ["ScanCache", "cache_dir", "scan_cache"]
 
-_MAX_ENTRIES = 50_000
-_MAX_KERNEL_ENTRIES = 200_000  # modules (cuBLASLt alone has 2,782)
+_MAX_ENTRIES = 50_000  # per directory shard
+_MAX_KERNEL_ENTRIES = 200_000  # modules per directory shard (cuBLASLt alone has 2,782)
 
 
 def _format() -> str:
@@ -49,7 +51,7 @@ def cache_dir() -> str:
     return os.path.join(base, "cudafit")
 
 
-Key = tuple[str, int, int, int, bool]
+Key = tuple[str, int, int, int, "bool | str"]
 
 
 TextKey = tuple[Any, ...]
@@ -97,6 +99,48 @@ def _save_store(path: str, entries: dict[Any, Any], *, limit: int = _MAX_ENTRIES
             raise
 
 
+class _ShardedStore:
+    """A dict kept in one file per directory of the files it describes (``<dir>/<sha1 of the directory>``).
+
+    A scan loads only the shards of the directories it reads: entries about unrelated trees (other
+    environments, unpacked wheels, 16,000 loose cubins) cost it nothing.
+    """
+
+    def __init__(self, directory: str | None, *, limit: int) -> None:
+        self.directory = directory
+        self.limit = limit
+        self._shards: dict[str, dict[Any, Any]] = {}
+        self._dirty: set[str] = set()
+
+    @staticmethod
+    def shard_of(path: str) -> str:
+        import hashlib
+
+        return hashlib.sha1(os.path.dirname(path).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+    def _shard(self, shard: str) -> dict[Any, Any]:
+        found = self._shards.get(shard)
+        if found is None:
+            found = _load_store(os.path.join(self.directory, shard)) if self.directory else {}
+            self._shards[shard] = found
+        return found
+
+    def get(self, path: str, key: Any) -> Any:
+        return self._shard(self.shard_of(path)).get(key) if self.directory else None
+
+    def put(self, path: str, key: Any, value: Any) -> None:
+        if not self.directory:
+            return
+        shard = self.shard_of(path)
+        self._shard(shard)[key] = value
+        self._dirty.add(shard)
+
+    def save(self) -> None:
+        for shard in sorted(self._dirty):
+            _save_store(os.path.join(self.directory or "", shard), self._shards[shard], limit=self.limit)
+        self._dirty.clear()
+
+
 class ScanCache:
     """Facts of files already scanned, and their rendered ``scan --json`` text; each is returned only
     if the file is unchanged.  Both stores are loaded lazily, on first use."""
@@ -107,24 +151,13 @@ class ScanCache:
             os.path.join(os.path.dirname(path), "json-" + os.path.basename(path)) if path is not None else None
         )
         self.embedded = embedded  # also collect fatbins libraries embed to load themselves
-        self.kernels_path = (
-            os.path.join(os.path.dirname(path), "kernels-" + os.path.basename(path)) if path is not None else None
-        )
-        self._entries: dict[Key, BinaryFacts] | None = None
+        base = os.path.splitext(path)[0] if path is not None else None
+        self.facts = _ShardedStore(base, limit=_MAX_ENTRIES)
+        self.kernels = _ShardedStore(base + "-kernels" if base else None, limit=_MAX_KERNEL_ENTRIES)
         self._texts: dict[TextKey, Any] | None = None
-        self._kernels: dict[Any, tuple[str, ...]] | None = None
-        self.kernels_dirty = False
-        self.dirty = False
         self.texts_dirty = False
         self.added: list[tuple[Key, BinaryFacts]] = []  # this process's new entries (parallel scans merge them)
         self.added_texts: list[tuple[TextKey, Any]] = []
-
-    @property
-    def entries(self) -> dict[Key, BinaryFacts]:
-        """Facts by file identity (loaded on first use)."""
-        if self._entries is None:
-            self._entries = _load_store(self.path) if self.path else {}
-        return self._entries
 
     @property
     def texts(self) -> dict[TextKey, Any]:
@@ -133,43 +166,35 @@ class ScanCache:
             self._texts = _load_store(self.text_path) if self.text_path else {}
         return self._texts
 
-    def key(self, path: str, st: os.stat_result, embedded: bool | None = None) -> Key:
+    def key(self, path: str, st: os.stat_result, embedded: bool | str | None = None) -> Key:
         """The identity of a file's content, as far as the file system tells (and the scan mode)."""
         mode = self.embedded if embedded is None else embedded
         return (os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino, mode)
 
-    def get(self, path: str, st: os.stat_result, name: str, embedded: bool | None = None) -> BinaryFacts | None:
+    def get(self, path: str, st: os.stat_result, name: str, embedded: bool | str | None = None) -> BinaryFacts | None:
         """Cached facts for ``path`` (renamed to ``name``), or ``None``."""
-        facts = self.entries.get(self.key(path, st, embedded))
+        key = self.key(path, st, embedded)
+        facts = self.facts.get(key[0], key)
         if facts is None or facts.error:
             return None
         return facts if facts.path == name else _renamed(facts, name)
 
-    def put(self, path: str, st: os.stat_result, facts: BinaryFacts, embedded: bool | None = None) -> None:
+    def put(self, path: str, st: os.stat_result, facts: BinaryFacts, embedded: bool | str | None = None) -> None:
         """Remember the facts of an unchanged file (errors are not cached: they may be transient)."""
         if facts.error or not self.path:
             return
         key = self.key(path, st, embedded)
-        self.entries[key] = facts
+        self.facts.put(key[0], key, facts)
         self.added.append((key, facts))
-        self.dirty = True
 
     def get_kernels(self, key: Any) -> tuple[str, ...] | None:
-        """Kernel names of a module (by file identity and module offset), or ``None``."""
-        if not self.kernels_path:
-            return None
-        if self._kernels is None:
-            self._kernels = _load_store(self.kernels_path)
-        return self._kernels.get(key)
+        """Kernel names of a module (by (file identity, module offset), the identity's path first)."""
+        found: tuple[str, ...] | None = self.kernels.get(key[0][0], key)
+        return found
 
     def put_kernels(self, key: Any, names: tuple[str, ...]) -> None:
         """Remember a module's kernel names."""
-        if not self.kernels_path:
-            return
-        if self._kernels is None:
-            self._kernels = _load_store(self.kernels_path)
-        self._kernels[key] = names
-        self.kernels_dirty = True
+        self.kernels.put(key[0][0], key, names)
 
     def get_text(self, key: TextKey) -> Any:
         """A cached rendering, or ``None``."""
@@ -186,25 +211,20 @@ class ScanCache:
     def merge(self, added: Sequence[tuple[Key, BinaryFacts]], added_texts: Sequence[tuple[TextKey, Any]] = ()) -> None:
         """Take entries a worker process added."""
         for key, facts in added:
-            self.entries[key] = facts
+            self.facts.put(key[0], key, facts)
         for tkey, value in added_texts:
             self.texts[tkey] = value
-        self.dirty |= bool(added)
         self.texts_dirty |= bool(added_texts)
 
     def save(self) -> None:
         """Write what changed, atomically (best effort)."""
         if not self.path:
             return
-        if self.dirty and self._entries is not None:
-            _save_store(self.path, self._entries)
-            self.dirty = False
+        self.facts.save()
         if self.texts_dirty and self._texts is not None:
             _save_store(self.text_path or "", self._texts)
             self.texts_dirty = False
-        if self.kernels_dirty and self._kernels is not None:
-            _save_store(self.kernels_path or "", self._kernels, limit=_MAX_KERNEL_ENTRIES)
-            self.kernels_dirty = False
+        self.kernels.save()
 
 
 def _renamed(facts: BinaryFacts, name: str) -> BinaryFacts:
@@ -236,23 +256,32 @@ def current() -> ScanCache | None:
     return _active[-1] if _active else None
 
 
-def cached_inspect(path: str, name: str | None = None, *, embedded: bool | None = None) -> Any:
-    """``inspect_path`` through the active cache (``embedded`` overrides the scan's mode for this file)."""
+def cached_inspect(
+    path: str, name: str | None = None, *, embedded: bool | None = None, summary: bool = False
+) -> Any:
+    """``inspect_path`` through the active cache (``embedded`` overrides the scan's mode for this file;
+    ``summary``: embedded fatbins read and kept one per distinct arch list, for verdicts)."""
     from cudafit.binary import inspect_path
 
     cache = current()
     if embedded is None:
         embedded = bool(cache and cache.embedded)
+
+    def read() -> Any:
+        facts = inspect_path(path, name=name, embedded=embedded or summary)
+        return facts.with_embedded_summary() if summary else facts
+
     if cache is None or cache.path is None:
-        return inspect_path(path, name=name, embedded=embedded)
+        return read()
     try:
         st = os.stat(path)
     except OSError:
-        return inspect_path(path, name=name, embedded=embedded)
+        return read()
+    mode: bool | str = "summary" if summary else embedded
     display = name if name is not None else path
-    hit = cache.get(path, st, display, embedded)
+    hit = cache.get(path, st, display, mode)
     if hit is not None:
         return hit
-    facts = inspect_path(path, name=name, embedded=embedded)
-    cache.put(path, st, facts, embedded)
+    facts = read()
+    cache.put(path, st, facts, mode)
     return facts
