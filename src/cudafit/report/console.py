@@ -37,7 +37,8 @@ def make_console(stream: IO[str] | None = None, *, stderr: bool = False) -> Any:
         color_system="auto" if color else None,
         highlight=False,
         soft_wrap=False,
-        width=None if color else 200,
+        # A terminal's own width (NO_COLOR must not change the layout); pipes and files get a wide page.
+        width=None if _isatty(target) else 200,
     )
 
 
