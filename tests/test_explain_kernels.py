@@ -88,3 +88,11 @@ def test_cli_looks_up_a_path(tmp_path: Path) -> None:
         ["sm_75", "sm_80", "sm_100"],
     )
     assert "gemma_rmsnorm_like" in match["kernels"][0]
+
+
+def test_cli_missing_path_is_a_usage_error() -> None:
+    cmd = [sys.executable, "-m", "cudafit", "explain", "--no-probe", "--gpu", "T4", "--path", "/nonexistent/x", SGLANG]
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert p.returncode == 2
+    assert "no such file or directory" in p.stderr
+    assert "Traceback" not in p.stderr

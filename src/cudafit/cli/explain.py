@@ -254,6 +254,9 @@ def execute(args: argparse.Namespace) -> int:
     if args.inventory and not os.path.isfile(args.inventory):
         print(f"cudafit: no such inventory file: {args.inventory}", file=sys.stderr)
         return EXIT_USAGE
+    if args.path and not os.path.exists(args.path):
+        print(f"cudafit: no such file or directory to look up kernels in: {args.path}", file=sys.stderr)
+        return EXIT_USAGE
     findings = classify(text)
     packages = list(dict.fromkeys(p for f in findings for p in f.evidence.get("packages", [])))
     context, errors = _context(args, packages)

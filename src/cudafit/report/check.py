@@ -278,6 +278,8 @@ def _render_without_code(doc: dict[str, Any], console: Any) -> None:
             for k in r["kernels"] or ()
         ]
     )
+    if not any(v.get("without_code") for t in doc["targets"] for v in t["verdicts"]):
+        return
     console.print("\n[bold]Modules without code for each GPU[/bold] (--kernels):")
     for gi, g in enumerate(doc["gpus"]):
         rows = [
