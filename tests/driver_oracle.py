@@ -35,7 +35,7 @@ FAMILIES = {
 TEGRA = {(5, 3), (6, 2), (7, 2), (8, 7), (10, 1), (11, 0)}
 #: The CUDA version whose toolkit introduced a PTX ISA: a driver's JIT accepts it from that CUDA version on
 #: (PTX ISA release history, https://docs.nvidia.com/cuda/parallel-thread-execution/#release-notes).
-ISA_SINCE = {(7, 0): (11, 0), (8, 7): (12, 8), (8, 8): (12, 9), (9, 0): (13, 0)}
+ISA_SINCE = {(7, 0): (11, 0), (8, 7): (12, 8), (8, 8): (12, 9), (9, 0): (13, 0), (9, 5): (13, 5)}
 
 _ARCH = re.compile(r"^(sm|compute)_(\d+)([af]?)$")
 

@@ -83,11 +83,15 @@ def _module_of(file: str, index: int) -> tuple[bytes, Any]:
     return (BIN / name).read_bytes()[m.offset : m.offset + m.size], m
 
 
-@pytest.mark.parametrize("fake", [FAKE, FAKE_R570], ids=["r580", "r570"])
+RECORDED = sorted(FAKES.glob("recorded_*_verify.json"))
+
+
+@pytest.mark.parametrize("fake", [FAKE, FAKE_R570, *RECORDED], ids=["r580", "r570", *(p.stem for p in RECORDED)])
 def test_fake_answers_follow_nvidia_rules_and_fixtures(fake: Path) -> None:
-    """Every fake answer is what NVIDIA's rules say (independent oracle), for bytes that are the fixtures'."""
+    """Every fake answer is what NVIDIA's rules say (independent oracle), for bytes that are the fixtures';
+    real recordings (scripts/record_probe.py --verify) are held to the same rules."""
     doc = json.loads(fake.read_text())
-    assert "FAKE" in doc["about"]
+    assert doc["about"].startswith(("FAKE", "RECORDED"))
     driver = tuple(int(x) for x in doc["driver"]["cuda_version"].split("."))
     ccs = {str(d["ordinal"]): tuple(int(x) for x in d["compute_capability"].split(".")) for d in doc["devices"]}
     for r in doc["results"]:
@@ -508,3 +512,132 @@ def test_doctor_without_verify_starts_no_worker(
     rc, out, _err = cli(monkeypatch, capsys, "doctor", "--site-packages", str(_site(tmp_path)), "--no-probe")
     assert rc == 0
     assert "Driver check" not in out
+
+
+# ---------------------------------------------------------------- the ctypes backend's plumbing
+
+
+class FakeLibcuda:
+    """A FAKE libcuda.so.1 (the functions CtypesDriver calls, in Python): one H100; cubins load, fatbins
+    answer 209, PTX text is 'JIT-compiled' in 12.5 ms with a log.  Checks the ctypes plumbing (out
+    parameters, JIT option buffers, error names, context retain/release), not the driver."""
+
+    def __init__(self, init: int = 0) -> None:
+        self.init = init
+        self.calls: list[str] = []
+        self.images: list[bytes] = []
+
+    def cuInit(self, flags: int) -> int:
+        return self.init
+
+    def cuDriverGetVersion(self, ptr: Any) -> int:
+        ptr._obj.value = 13000
+        return 0
+
+    def cuDeviceGetCount(self, ptr: Any) -> int:
+        ptr._obj.value = 1
+        return 0
+
+    def cuDeviceGet(self, ptr: Any, ordinal: int) -> int:
+        ptr._obj.value = ordinal
+        return 0
+
+    def cuDeviceGetName(self, buf: Any, size: int, dev: int) -> int:
+        buf.value = b"NVIDIA H100 80GB HBM3"
+        return 0
+
+    def cuDeviceGetAttribute(self, ptr: Any, attr: int, dev: int) -> int:
+        ptr._obj.value = {75: 9, 76: 0}[attr]
+        return 0
+
+    def cuDeviceGetPCIBusId(self, buf: Any, size: int, dev: int) -> int:
+        buf.value = b"0000:1B:00.0"
+        return 0
+
+    def cuDeviceGetUuid_v2(self, buf: Any, dev: int) -> int:
+        import ctypes
+
+        ctypes.memmove(buf, bytes(range(16)), 16)
+        return 0
+
+    def cuDevicePrimaryCtxRetain(self, ptr: Any, dev: int) -> int:
+        self.calls.append("retain")
+        ptr._obj.value = 0xC0
+        return 0
+
+    def cuDevicePrimaryCtxRelease_v2(self, dev: int) -> int:
+        self.calls.append("release")
+        return 0
+
+    def cuCtxSetCurrent(self, ctx: Any) -> int:
+        self.calls.append(f"current {ctx.value:#x}")
+        return 0
+
+    def cuModuleLoadDataEx(self, ptr: Any, buf: Any, n: int, options: Any, values: Any) -> int:
+        import ctypes
+
+        image = buf.raw
+        self.images.append(image)
+        assert list(options) == [2, 3, 4, 5, 6]  # wall time, info log + size, error log + size
+        if image.startswith(b"\x7fELF"):
+            ptr._obj.value = 0x10
+            return 0
+        if image.startswith(b"//"):
+            assert image.endswith(b"\0")  # PTX text reaches the driver NUL-terminated
+            ctypes.c_float.from_buffer(values, 0).value = 12.5
+            log = b"ptxas info: JIT compiled\0"
+            ctypes.memmove(values[1], log, len(log))
+            ptr._obj.value = 0x20
+            return 0
+        log = b"no image for sm_90\0"
+        ctypes.memmove(values[3], log, len(log))
+        return 209
+
+    def cuModuleUnload(self, module: Any) -> int:
+        self.calls.append(f"unload {module.value:#x}")
+        return 0
+
+    def cuGetErrorName(self, code: int, ptr: Any) -> int:
+        names = {0: b"CUDA_SUCCESS", 209: b"CUDA_ERROR_NO_BINARY_FOR_GPU"}
+        if code not in names:
+            return 1
+        ptr._obj.value = names[code]
+        return 0
+
+
+def test_ctypes_backend_plumbing_with_a_fake_libcuda() -> None:
+    from cudafit.verify.driver import CtypesDriver, DriverUnavailable
+
+    lib = FakeLibcuda()
+    drv = CtypesDriver(lib=lib)
+    assert drv.driver_info() == {"cuda_version": "13.0", "version": None}
+    (dev,) = drv.devices()
+    assert dev == {
+        "ordinal": 0,
+        "name": "NVIDIA H100 80GB HBM3",
+        "compute_capability": "9.0",
+        "pci_bus_id": "0000:1b:00.0",
+        "uuid": "GPU-00010203-0405-0607-0809-0a0b0c0d0e0f",
+    }
+    assert lib.calls == []  # listing creates no context
+    with pytest.raises(DriverUnavailable, match="no CUDA device 3"):
+        drv.open(3)
+    drv.open(0)
+    assert lib.calls == ["retain", "current 0xc0"]
+    cubin = drv.load((BIN / "k_sm90a.cubin").read_bytes())
+    assert (cubin.code, cubin.name, cubin.jit_ms) == (0, "CUDA_SUCCESS", None)
+    ptx = drv.load((BIN / "k_compute100f.ptx").read_bytes(), text=True)
+    assert (ptx.code, ptx.jit_ms, ptx.log) == (0, 12.5, "ptxas info: JIT compiled")
+    fat = drv.load(b"\x50\xed\x55\xba" + bytes(60))
+    assert (fat.code, fat.name, fat.log) == (209, "CUDA_ERROR_NO_BINARY_FOR_GPU", "no image for sm_90")
+    assert drv.error_name(999) == "CUDA_ERROR_UNKNOWN"  # the driver had no name: the table's
+    assert drv.error_name(12345) == "CUresult 12345"
+    drv.close()
+    drv.close()  # released once
+    assert lib.calls == ["retain", "current 0xc0", "unload 0x10", "unload 0x20", "release"]
+    with pytest.raises(DriverUnavailable) as err:
+        CtypesDriver(lib=FakeLibcuda(init=100))
+    assert err.value.kind == "no-gpu"
+    with pytest.raises(DriverUnavailable) as err:
+        CtypesDriver(lib=FakeLibcuda(init=34))
+    assert (err.value.kind, "stub library" in err.value.message) == ("no-driver", True)

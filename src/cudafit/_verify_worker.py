@@ -61,9 +61,7 @@ def _serve(driver: Any, out: IO[str], requests: IO[str]) -> None:
             except OSError as err:
                 _emit(out, {"event": "unreadable", "id": req["id"], "message": str(err)})
                 continue
-            if req.get("text"):
-                image += b"\0"
-            outcome = driver.load(image)
+            outcome = driver.load(image, text=bool(req.get("text")))
             if outcome.simulate == "crash":  # a replayed crash: die as a faulting driver would
                 os.kill(os.getpid(), signal.SIGKILL)
             if outcome.simulate == "hang":

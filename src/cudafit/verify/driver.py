@@ -71,11 +71,15 @@ class CtypesDriver:
 
     backend = "ctypes"
 
-    def __init__(self, library: str = "libcuda.so.1") -> None:
-        try:
-            self.lib: Any = ctypes.CDLL(library)
-        except OSError as err:
-            raise DriverUnavailable("no-driver", f"no NVIDIA driver: {library} cannot be loaded ({err})") from err
+    def __init__(self, library: str = "libcuda.so.1", *, lib: Any = None) -> None:
+        """``lib`` replaces the loaded library (tests pass a fake with libcuda's functions)."""
+        if lib is None:
+            try:
+                lib = ctypes.CDLL(library)
+            except OSError as err:
+                msg = f"no NVIDIA driver: {library} cannot be loaded ({err})"
+                raise DriverUnavailable("no-driver", msg) from err
+        self.lib: Any = lib
         self._device: int | None = None
         self._context_held = False
         self._declare()
@@ -115,17 +119,18 @@ class CtypesDriver:
             "cuModuleUnload": (ctypes.c_void_p,),
             "cuGetErrorName": (ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)),
         }
-        try:
-            for name, args in sig.items():
+        # cuDevicePrimaryCtxRelease became _v2 in CUDA 11 (cuda.h maps the name); older drivers have the plain one.
+        release = "cuDevicePrimaryCtxRelease_v2" if hasattr(self.lib, "cuDevicePrimaryCtxRelease_v2") else None
+        sig[release or "cuDevicePrimaryCtxRelease"] = (ctypes.c_int,)
+        for name, args in sig.items():
+            try:
                 fn = getattr(self.lib, name)
+            except AttributeError as err:
+                raise DriverUnavailable("driver-error", f"libcuda lacks a function verify needs: {name}") from err
+            if hasattr(type(fn), "argtypes"):  # a ctypes function (a test's fake library passes Python ones)
                 fn.argtypes = list(args)
                 fn.restype = ctypes.c_int
-        except AttributeError as err:
-            raise DriverUnavailable("driver-error", f"libcuda lacks a function verify needs: {err}") from err
-        # cuDevicePrimaryCtxRelease became _v2 in CUDA 11 (cuda.h maps the name); older drivers have the plain one.
-        self._release = getattr(self.lib, "cuDevicePrimaryCtxRelease_v2", None) or self.lib.cuDevicePrimaryCtxRelease
-        self._release.argtypes = [ctypes.c_int]
-        self._release.restype = ctypes.c_int
+        self._release = getattr(self.lib, release or "cuDevicePrimaryCtxRelease")
         self._uuid = getattr(self.lib, "cuDeviceGetUuid_v2", None) or getattr(self.lib, "cuDeviceGetUuid", None)
 
     def error_name(self, code: int) -> str:
@@ -197,8 +202,11 @@ class CtypesDriver:
         self._check(self.lib.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
         return info
 
-    def load(self, image: bytes) -> LoadOutcome:
-        """``cuModuleLoadDataEx`` on ``image``; the module is unloaded again at once."""
+    def load(self, image: bytes, *, text: bool = False) -> LoadOutcome:
+        """``cuModuleLoadDataEx`` on ``image`` (``text``: PTX, which the driver wants NUL-terminated); the
+        module is unloaded again at once."""
+        if text:
+            image += b"\0"
         buf = ctypes.create_string_buffer(image, len(image))
         info_log = ctypes.create_string_buffer(_LOG_BYTES)
         error_log = ctypes.create_string_buffer(_LOG_BYTES)
@@ -274,7 +282,8 @@ class ReplayDriver:
         self.ordinal = ordinal
         return devices[ordinal]
 
-    def load(self, image: bytes) -> LoadOutcome:
+    def load(self, image: bytes, *, text: bool = False) -> LoadOutcome:
+        """The recorded answer for these bytes (the module as stored in its file) on the open device."""
         digest = hashlib.sha256(image).hexdigest()
         answer = self.answers.get(digest, {}).get(str(self.ordinal))
         if answer is None:
