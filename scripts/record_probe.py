@@ -238,11 +238,11 @@ def main(argv: list[str] | None = None) -> int:
     if rc != 0:
         print(f"record_probe: nvidia-smi failed ({rc}): {err.strip()}", file=sys.stderr)
     if args.verify:
-        from cudafit.verify.runner import VerifyUnavailable
+        from cudafit.errors import DriverUnavailableError
 
         try:
             docs[f"recorded_{slug}_verify.json"] = record_verify()
-        except VerifyUnavailable as exc:
+        except DriverUnavailableError as exc:
             print(f"record_probe: could not record verify: {exc.message}", file=sys.stderr)
             return 3
     if args.stdout:

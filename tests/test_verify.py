@@ -132,7 +132,8 @@ def test_fixtures_agree_with_the_fake_driver(
     assert module(doc, "k_sm90a.cubin", 0)["kind"] == "cubin"
     # PTX-only for a GPU: not loaded without --jit; relocatable: never
     ptx = module(doc, "libptxonly.so", 0)["checks"][h100]
-    assert (ptx["loaded"], ptx["skip"], ptx["driver"]) == (False, "ptx-jit-only", None)
+    assert (ptx["loaded"], ptx["skip"], ptx["driver"], ptx["serves"]) == (False, "ptx-jit-only", None, "ptx")
+    assert (hole["serves"], module(doc, "libmulti.so", 0)["checks"][h100]["serves"]) == (None, "sass")
     assert module(doc, "k.fatbin", 0)["checks"][h100]["skip"] == "ptx-jit-only"
     assert module(doc, "k.fatbin", 0)["checks"][a100]["verdict"] == "agree"
     rel = module(doc, "librdc.so", 1)
@@ -346,6 +347,45 @@ def test_container_images(
     assert [m["checks"][1]["verdict"] for m in tool] == ["agree"] * 3
 
 
+def test_library_loaded_fatbins_are_loaded_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--embedded: each fatbin a library keeps in .ldata (unaligned, back to back) is handed to the driver on
+    its own; one without code for the GPU is code for other GPUs (the library picks), not a hole."""
+    from test_embedded import library
+
+    lib = tmp_path / "libx.so"
+    lib.write_bytes(library())
+    facts = inspect_path(str(lib), embedded=True)
+    data = lib.read_bytes()
+    sha = [hashlib.sha256(data[m.offset : m.offset + m.size]).hexdigest() for m in facts.modules]
+    S, NB = "CUDA_SUCCESS", "CUDA_ERROR_NO_BINARY_FOR_GPU"
+    answers = [(NB, S), (NB, NB), (S, NB)]  # sm_75 | sm_86 | sm_90 + compute_90, on 9.0 and 7.5
+    replay = _replay_doc(
+        tmp_path,
+        devices=[
+            {"ordinal": 0, "name": "FAKE H100", "compute_capability": "9.0"},
+            {"ordinal": 1, "name": "FAKE RTX 2080", "compute_capability": "7.5"},
+        ],
+        results=[
+            {"sha256": h, "answers": {"0": {"result": a}, "1": {"result": b}}}
+            for h, (a, b) in zip(sha, answers, strict=True)
+        ],
+    )
+    rc, doc = verify_json(monkeypatch, capsys, str(lib), "--embedded", replay=replay)
+    assert (rc, doc["status"]) == (0, "agree")
+    rows = [
+        (m["section"], [(c["predicted"]["status"], c["predicted"]["reason"]) for c in m["checks"]])
+        for m in doc["modules"]
+    ]
+    assert rows == [
+        (".nv_fatbin", [("fails", "no-compatible-code"), ("native", "sass-exact")]),
+        (".ldata", [("specialised", "library-loaded-code"), ("specialised", "library-loaded-code")]),
+        (".ldata", [("native", "library-loaded-code"), ("specialised", "library-loaded-code")]),
+    ]
+    assert doc["modules"][1]["offset"] % 8 == 3  # loaded from its unaligned place
+
+
 def test_bytes_that_cannot_be_found_are_reported(tmp_path: Path) -> None:
     from cudafit.verify.sources import ByteSources
 
@@ -401,9 +441,10 @@ def test_no_driver_on_a_machine_without_libcuda(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The real ctypes backend, pointed at a library that does not exist: a message, never a traceback."""
-    from cudafit.verify.driver import CtypesDriver, DriverUnavailable
+    from cudafit.errors import DriverUnavailableError
+    from cudafit.verify.driver import CtypesDriver
 
-    with pytest.raises(DriverUnavailable) as err:
+    with pytest.raises(DriverUnavailableError) as err:
         CtypesDriver("/nonexistent/libcuda.so.1")
     assert err.value.kind == "no-driver"
     assert "cannot be loaded" in err.value.message
@@ -606,7 +647,8 @@ class FakeLibcuda:
 
 
 def test_ctypes_backend_plumbing_with_a_fake_libcuda() -> None:
-    from cudafit.verify.driver import CtypesDriver, DriverUnavailable
+    from cudafit.errors import DriverUnavailableError
+    from cudafit.verify.driver import CtypesDriver
 
     lib = FakeLibcuda()
     drv = CtypesDriver(lib=lib)
@@ -620,7 +662,7 @@ def test_ctypes_backend_plumbing_with_a_fake_libcuda() -> None:
         "uuid": "GPU-00010203-0405-0607-0809-0a0b0c0d0e0f",
     }
     assert lib.calls == []  # listing creates no context
-    with pytest.raises(DriverUnavailable, match="no CUDA device 3"):
+    with pytest.raises(DriverUnavailableError, match="no CUDA device 3"):
         drv.open(3)
     drv.open(0)
     assert lib.calls == ["retain", "current 0xc0"]
@@ -635,9 +677,9 @@ def test_ctypes_backend_plumbing_with_a_fake_libcuda() -> None:
     drv.close()
     drv.close()  # released once
     assert lib.calls == ["retain", "current 0xc0", "unload 0x10", "unload 0x20", "release"]
-    with pytest.raises(DriverUnavailable) as err:
+    with pytest.raises(DriverUnavailableError) as err:
         CtypesDriver(lib=FakeLibcuda(init=100))
     assert err.value.kind == "no-gpu"
-    with pytest.raises(DriverUnavailable) as err:
+    with pytest.raises(DriverUnavailableError) as err:
         CtypesDriver(lib=FakeLibcuda(init=34))
     assert (err.value.kind, "stub library" in err.value.message) == ("no-driver", True)

@@ -45,14 +45,15 @@ SOURCES = [
 def real_doc(request: pytest.FixtureRequest) -> dict[str, Any]:
     """``cudafit verify --jit --json`` on the fixtures: this machine's driver (skips without a GPU), or a
     replayed fake or recording."""
-    from cudafit.verify.runner import VerifyUnavailable, list_devices
+    from cudafit.errors import DriverUnavailableError
+    from cudafit.verify.runner import list_devices
 
     env = dict(os.environ)
     env.pop("CUDAFIT_VERIFY_REPLAY", None)
     if request.param is None:
         try:
             list_devices(env=env)
-        except VerifyUnavailable as err:
+        except DriverUnavailableError as err:
             pytest.skip(f"no GPU to verify on: {err.message}")
     else:
         env["CUDAFIT_VERIFY_REPLAY"] = str(request.param)

@@ -93,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
-    from cudafit.verify.driver import DriverUnavailable, make_driver
+    from cudafit.errors import DriverUnavailableError
+    from cudafit.verify.driver import make_driver
 
     try:
         driver = make_driver()
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             _emit(out, {"event": "devices", "backend": driver.backend, "driver": info, "devices": driver.devices()})
             return 0
         device = driver.open(args.device)
-    except DriverUnavailable as err:
+    except DriverUnavailableError as err:
         _emit(out, {"event": "error", "kind": err.kind, "message": err.message})
         return 3
     _emit(out, {"event": "ready", "backend": driver.backend, "driver": info, "device": device})

@@ -95,17 +95,18 @@ def verification_document(
 ) -> dict[str, Any]:
     """Run the verification and return its ``cudafit.verify/1`` document (an error document when the
     driver cannot be asked).  ``items`` are scan items; they are read only once the driver answered."""
+    from cudafit.errors import DriverUnavailableError
     from cudafit.report.progress import with_progress
     from cudafit.report.verify import error_document, verify_document
     from cudafit.targets.cache import scan_cache
     from cudafit.verify import run_verify
-    from cudafit.verify.runner import VerifyUnavailable, list_devices
+    from cudafit.verify.runner import list_devices
 
     jit = bool(getattr(args, "verify_jit", False))
     timeout = float(getattr(args, "verify_timeout", 60.0))
     try:
         listing = list_devices()
-    except VerifyUnavailable as err:
+    except DriverUnavailableError as err:
         return error_document(err.kind, err.message, jit=jit, timeout=timeout)
     known = {d.ordinal for d in listing.devices}
     bad = [o for o in ordinals if o not in known]
@@ -128,7 +129,7 @@ def verification_document(
             timeout=timeout,
             jit_allowed=jit_allowed,
             driver_version=driver_version,
-            progress=lambda answers: with_progress(answers, "loading modules"),
+            progress=lambda answers: with_progress(answers, "loading modules", "loads"),
         )
     doc = verify_document(result)
     doc["notes"] = extra + doc["notes"]

@@ -14,6 +14,7 @@ from cudafit.verify.cuda_errors import result_code, short_name
 from cudafit.verify.plan import SKIP_MEANINGS
 
 __all__ = [
+    "ROLE_NOTE",
     "VERIFY_SCHEMA",
     "error_document",
     "render_markdown",
@@ -23,8 +24,15 @@ __all__ = [
 ]
 
 VERIFY_SCHEMA = "cudafit.verify/1"
+ROLE_NOTE = (
+    "Modules without code for a GPU (holes, gated, specialised, kernel-less) are expected to be refused "
+    "(NO_BINARY_FOR_GPU): that checks the binary facts; whether a library launches them there is a claim "
+    "a load cannot test."
+)
 #: Show the per-module table without ``--modules`` up to this many modules.
 MODULE_TABLE_LIMIT = 60
+#: Loads without an answer listed in text (every disagreement is always listed).
+NO_ANSWER_LIMIT = 20
 _MARK = {"agree": "ok", "disagree": "DISAGREES", "no-answer": "no answer", "skipped": "skipped"}
 _COLOR = {"agree": "green", "disagree": "red", "no-answer": "yellow", "skipped": "dim"}
 
@@ -58,6 +66,7 @@ def verify_document(result: Any) -> dict[str, Any]:
                     "gpu": gi,
                     "predicted": {"status": e.status, "reason": e.reason},
                     "expected": e.expected,
+                    "serves": e.serves,
                     "loaded": e.load,
                     "skip": e.skip,
                     "verdict": c.verdict,
@@ -192,7 +201,7 @@ def iter_jit_costs(doc: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[s
         (m, c)
         for m in doc["modules"]
         for c in m["checks"]
-        if c["predicted"]["status"] == "jit" and c["driver"] is not None and c["driver"]["outcome"] == "answer"
+        if c["serves"] == "ptx" and c["driver"] is not None and c["driver"]["outcome"] == "answer"
     ]
     rows.sort(key=lambda mc: -(mc[1]["driver"]["jit_ms"] or (mc[1]["driver"]["seconds"] or 0) * 1000))
     yield from rows
@@ -237,11 +246,13 @@ def render_text(doc: dict[str, Any], console: Any, *, modules: bool = False) -> 
     missing = list(iter_no_answers(doc))
     if missing:
         console.print(f"\n[bold yellow]No answer[/bold yellow] ({len(missing)}):")
-        for m, c in missing:
+        for m, c in missing[:NO_ANSWER_LIMIT]:
             console.print(
                 f"  {escape(_gpu_label(gpus[c['gpu']]))}: {escape(_where(m))}: {escape(_driver_text(c))}",
                 highlight=False,
             )
+        if len(missing) > NO_ANSWER_LIMIT:
+            console.print(f"  ... {len(missing) - NO_ANSWER_LIMIT} more (--json lists all)")
     table = Table(title=None, box=None, pad_edge=False, show_edge=False)
     for col in ("GPU", "loaded", "agree", "disagree", "no answer", "not loaded"):
         table.add_column(col, justify="left" if col == "GPU" else "right")
@@ -260,6 +271,7 @@ def render_text(doc: dict[str, Any], console: Any, *, modules: bool = False) -> 
         _render_modules(doc, console)
     elif doc["modules"]:
         console.print(f"\n{len(doc['modules'])} modules: --modules lists each one (--json has them all).")
+    console.print(f"[dim]{ROLE_NOTE}[/dim]")
     skipped: dict[str, int] = {}
     for m in doc["modules"]:
         for c in m["checks"]:
@@ -356,5 +368,5 @@ def render_markdown(doc: dict[str, Any]) -> str:
                 + " | ".join(cells)
                 + " |"
             )
-    lines += ["", f"_cudafit {doc['cudafit_version']}, {VERIFY_SCHEMA}_"]
+    lines += ["", f"_{ROLE_NOTE}_", "", f"_cudafit {doc['cudafit_version']}, {VERIFY_SCHEMA}_"]
     return "\n".join(lines) + "\n"

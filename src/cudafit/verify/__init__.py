@@ -95,10 +95,11 @@ def run_verify(
     the prediction; a replay file's own version wins.  ``progress`` wraps the answer stream (a TTY spinner).
     """
     from cudafit.analysis import analyze
+    from cudafit.errors import DriverUnavailableError
     from cudafit.model import ComputeCapability, parse_driver_version
     from cudafit.rules.engine import TargetGpu
     from cudafit.verify.plan import iter_module_targets
-    from cudafit.verify.runner import Answer, Job, VerifyUnavailable, iter_answers
+    from cudafit.verify.runner import Answer, Job, iter_answers
     from cudafit.verify.sources import ByteSources
 
     by_ordinal = {d.ordinal: d for d in listing.devices}
@@ -106,7 +107,7 @@ def run_verify(
     missing = [o for o in wanted if o not in by_ordinal]
     if missing:
         msg = f"no CUDA device {missing[0]}: the driver lists {', '.join(map(str, by_ordinal))}"
-        raise VerifyUnavailable("bad-device", msg)
+        raise DriverUnavailableError("bad-device", msg)
     devices = tuple(by_ordinal[o] for o in wanted)
     gpus = [
         TargetGpu(d.name, ComputeCapability(*map(int, d.compute_capability.split("."))), d.ordinal) for d in devices

@@ -6,8 +6,8 @@ creates a CUDA context.  Nothing here is imported by the rest of cudafit.
 Why ctypes on ``libcuda.so.1`` and not NVIDIA's ``cuda-bindings`` (docs/verify.md has the long form):
 ``verify`` must run against whatever driver the machine has, old ones included (an old driver is where
 ``CUDA_ERROR_UNSUPPORTED_PTX_VERSION`` happens); a ``cuda-bindings`` major needs a matching driver
-(12.x: 525.60.13+, 13.x: 580.65+) and has its own Python floor (12.9.x: 3.11+), cudafit's is 3.10.
-The dozen functions used here (``cuInit``, ``cuDeviceGet*``, ``cuDevicePrimaryCtxRetain``/``Release``,
+(12.x: 525.60.13+, 13.x: 580.65+) and has its own Python floor (12.9.11: 3.11+), cudafit's is 3.10.
+The fourteen functions used here (``cuInit``, ``cuDeviceGet*``, ``cuDevicePrimaryCtxRetain``/``Release``,
 ``cuModuleLoadDataEx``, ``cuModuleUnload``, ``cuGetErrorName``) are exported by every libcuda since
 CUDA 11 with the same C signatures (cuda.h), and ``cuda-bindings`` itself loads the same ``libcuda.so.1``.
 
@@ -27,9 +27,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cudafit.errors import DriverUnavailableError
 from cudafit.verify.cuda_errors import result_code, result_name
 
-__all__ = ["CtypesDriver", "DriverUnavailable", "LoadOutcome", "ReplayDriver", "make_driver"]
+__all__ = ["CtypesDriver", "LoadOutcome", "ReplayDriver", "make_driver"]
 
 # CUjit_option values (cuda.h): the JIT reports its wall time and writes its logs into our buffers.
 _CU_JIT_WALL_TIME = 2
@@ -43,15 +44,6 @@ _ATTR_CC_MAJOR = 75
 _ATTR_CC_MINOR = 76
 _CUDA_ERROR_STUB_LIBRARY = 34
 _CUDA_ERROR_NO_DEVICE = 100
-
-
-class DriverUnavailable(Exception):
-    """The driver cannot be asked at all: ``kind`` is ``no-driver``, ``no-gpu``, ``bad-device`` or ``driver-error``."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -78,24 +70,24 @@ class CtypesDriver:
                 lib = ctypes.CDLL(library)
             except OSError as err:
                 msg = f"no NVIDIA driver: {library} cannot be loaded ({err})"
-                raise DriverUnavailable("no-driver", msg) from err
+                raise DriverUnavailableError("no-driver", msg) from err
         self.lib: Any = lib
         self._device: int | None = None
         self._context_held = False
         self._declare()
         rc = self.lib.cuInit(0)
         if rc == _CUDA_ERROR_STUB_LIBRARY:
-            raise DriverUnavailable(
+            raise DriverUnavailableError(
                 "no-driver", f"{library} is the CUDA toolkit's stub library, not a driver (CUDA_ERROR_STUB_LIBRARY)"
             )
         if rc == _CUDA_ERROR_NO_DEVICE:
             visible = os.environ.get("CUDA_VISIBLE_DEVICES")
             extra = f" (CUDA_VISIBLE_DEVICES={visible!r})" if visible is not None else ""
-            raise DriverUnavailable(
+            raise DriverUnavailableError(
                 "no-gpu", f"the driver sees no CUDA GPU: cuInit returned CUDA_ERROR_NO_DEVICE{extra}"
             )
         if rc != 0:
-            raise DriverUnavailable("driver-error", f"cuInit failed with {self.error_name(rc)}")
+            raise DriverUnavailableError("driver-error", f"cuInit failed with {self.error_name(rc)}")
 
     def _declare(self) -> None:
         c_int_p = ctypes.POINTER(ctypes.c_int)
@@ -126,7 +118,7 @@ class CtypesDriver:
             try:
                 fn = getattr(self.lib, name)
             except AttributeError as err:
-                raise DriverUnavailable("driver-error", f"libcuda lacks a function verify needs: {name}") from err
+                raise DriverUnavailableError("driver-error", f"libcuda lacks a function verify needs: {name}") from err
             if hasattr(type(fn), "argtypes"):  # a ctypes function (a test's fake library passes Python ones)
                 fn.argtypes = list(args)
                 fn.restype = ctypes.c_int
@@ -145,7 +137,7 @@ class CtypesDriver:
 
     def _check(self, rc: int, what: str) -> None:
         if rc != 0:
-            raise DriverUnavailable("driver-error", f"{what} failed with {self.error_name(rc)}")
+            raise DriverUnavailableError("driver-error", f"{what} failed with {self.error_name(rc)}")
 
     def driver_info(self) -> dict[str, Any]:
         """The CUDA version the driver implements (cuDriverGetVersion: 13000 = 13.0)."""
@@ -192,7 +184,7 @@ class CtypesDriver:
         count = ctypes.c_int(0)
         self._check(self.lib.cuDeviceGetCount(ctypes.byref(count)), "cuDeviceGetCount")
         if not 0 <= ordinal < count.value:
-            raise DriverUnavailable("bad-device", f"no CUDA device {ordinal}: the driver sees {count.value}")
+            raise DriverUnavailableError("bad-device", f"no CUDA device {ordinal}: the driver sees {count.value}")
         info = self._describe(ordinal)
         dev = ctypes.c_int(0)
         self._check(self.lib.cuDeviceGet(ctypes.byref(dev), ordinal), "cuDeviceGet")
@@ -255,16 +247,16 @@ class ReplayDriver:
             with open(path, encoding="utf-8") as fh:
                 self.doc: dict[str, Any] = json.load(fh)
         except (OSError, ValueError) as err:
-            raise DriverUnavailable("driver-error", f"replay file {path}: {err}") from err
+            raise DriverUnavailableError("driver-error", f"replay file {path}: {err}") from err
         if self.doc.get("schema") != "cudafit.verify-replay/1":
-            raise DriverUnavailable("driver-error", f"replay file {path}: not a cudafit.verify-replay/1 document")
+            raise DriverUnavailableError("driver-error", f"replay file {path}: not a cudafit.verify-replay/1 document")
         if self.doc.get("driver") is None:
-            raise DriverUnavailable("no-driver", "no NVIDIA driver: libcuda.so.1 cannot be loaded (replayed)")
+            raise DriverUnavailableError("no-driver", "no NVIDIA driver: libcuda.so.1 cannot be loaded (replayed)")
         init_error = self.doc.get("init_error")
         if init_error == "CUDA_ERROR_NO_DEVICE":
-            raise DriverUnavailable("no-gpu", "the driver sees no CUDA GPU: cuInit returned CUDA_ERROR_NO_DEVICE")
+            raise DriverUnavailableError("no-gpu", "the driver sees no CUDA GPU: cuInit returned CUDA_ERROR_NO_DEVICE")
         if init_error:
-            raise DriverUnavailable("driver-error", f"cuInit failed with {init_error}")
+            raise DriverUnavailableError("driver-error", f"cuInit failed with {init_error}")
         self.answers: dict[str, Mapping[str, Any]] = {r["sha256"]: r["answers"] for r in self.doc.get("results", [])}
         self.ordinal: int | None = None
 
@@ -278,7 +270,7 @@ class ReplayDriver:
     def open(self, ordinal: int) -> dict[str, Any]:
         devices = self.devices()
         if not 0 <= ordinal < len(devices):
-            raise DriverUnavailable("bad-device", f"no CUDA device {ordinal}: the driver sees {len(devices)}")
+            raise DriverUnavailableError("bad-device", f"no CUDA device {ordinal}: the driver sees {len(devices)}")
         self.ordinal = ordinal
         return devices[ordinal]
 

@@ -40,7 +40,7 @@ SKIP_NO_CODE = "no-loadable-code"
 SKIP_JIT_ONLY = "ptx-jit-only"
 SKIP_MEANINGS = {
     SKIP_RELOCATABLE: "__nv_relfatbin: device-link input, never loaded at run time",
-    SKIP_NO_CODE: "no SASS or PTX the driver could load (LTO-IR only)",
+    SKIP_NO_CODE: "no SASS or PTX the driver could load (LTO-IR only, or no entries)",
     SKIP_JIT_ONLY: "only PTX serves this GPU: not JIT-compiled without --jit",
 }
 
@@ -54,6 +54,7 @@ class Expectation:
     expected: str | None  # the CUresult name the driver should return; None when the module is not loaded
     load: bool
     skip: str | None = None  # SKIP_* when not loaded
+    serves: str | None = None  # the code the driver should use: "sass", "ptx" (a JIT), None (nothing)
 
 
 @dataclass(frozen=True)
@@ -94,17 +95,21 @@ def expectation_for(module: Module, role: Any, raw: Any, *, jit: bool) -> Expect
     shown = role if role is not None else raw
     status = str(shown.status.value)
     reason = shown.reasons[0].code if shown.reasons else ""
-    if role is None and module.embedded:
-        reason = "library-loaded-code"
     raw_status = str(raw.status.value)
+    if role is None and module.embedded:
+        # The library picks one of its embedded fatbins for the GPU (engine: the pool): one without code
+        # for it is code for other GPUs, as `check` reports the pool, not a hole.
+        reason = "library-loaded-code"
+        if raw_status in ("fails", "gated"):
+            status = "specialised"
     if module.relocatable:
         return Expectation(status, reason, None, False, SKIP_RELOCATABLE)
     if raw_status == "none":
         return Expectation(status, reason, None, False, SKIP_NO_CODE)
     if raw_status == "native":
-        return Expectation(status, reason, SUCCESS, True)
+        return Expectation(status, reason, SUCCESS, True, serves="sass")
     if raw_status == "jit":
-        return Expectation(status, reason, SUCCESS, jit, None if jit else SKIP_JIT_ONLY)
+        return Expectation(status, reason, SUCCESS, jit, None if jit else SKIP_JIT_ONLY, serves="ptx")
     decisive = raw.reasons[0].code if raw.reasons else ""
     expected = {"ptx-isa-too-new-for-driver": PTX_TOO_NEW, "jit-disabled": JIT_DISABLED}.get(decisive, NO_BINARY)
     return Expectation(status, reason, expected, True)

@@ -28,14 +28,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
-from cudafit.errors import CudafitError
+from cudafit.errors import DriverUnavailableError
 
 __all__ = [
     "Answer",
     "DeviceInfo",
     "Job",
     "Listing",
-    "VerifyUnavailable",
     "iter_answers",
     "list_devices",
     "worker_command",
@@ -44,16 +43,6 @@ __all__ = [
 
 #: Seconds a worker may take to start (interpreter, cuInit, primary context) before it counts as hung.
 STARTUP_SECONDS = 120.0
-
-
-class VerifyUnavailable(CudafitError):
-    """The driver cannot be asked: no driver, no GPU, no such device, or the worker cannot start."""
-
-    code = "could-not-verify"
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -162,21 +151,21 @@ def list_devices(*, env: Mapping[str, str] | None = None, timeout: float = START
         )
     except subprocess.TimeoutExpired as err:
         msg = f"the driver did not list its devices within {timeout:g} s"
-        raise VerifyUnavailable("driver-error", msg) from err
+        raise DriverUnavailableError("driver-error", msg) from err
     except OSError as err:
-        raise VerifyUnavailable("worker-failed", f"cannot start the verify worker: {err}") from err
+        raise DriverUnavailableError("worker-failed", f"cannot start the verify worker: {err}") from err
     event = _last_event(proc.stdout)
     if event is None:
         detail = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
-        raise VerifyUnavailable("worker-failed", f"the verify worker failed: {detail}")
+        raise DriverUnavailableError("worker-failed", f"the verify worker failed: {detail}")
     if event["event"] == "error":
-        raise VerifyUnavailable(str(event.get("kind", "driver-error")), str(event.get("message", "")))
+        raise DriverUnavailableError(str(event.get("kind", "driver-error")), str(event.get("message", "")))
     devices = tuple(
         DeviceInfo(int(d["ordinal"]), str(d["name"]), str(d["compute_capability"]), d.get("pci_bus_id"), d.get("uuid"))
         for d in event.get("devices", [])
     )
     if not devices:
-        raise VerifyUnavailable("no-gpu", "the driver sees no CUDA GPU (cuDeviceGetCount returned 0)")
+        raise DriverUnavailableError("no-gpu", "the driver sees no CUDA GPU (cuDeviceGetCount returned 0)")
     driver = event.get("driver") or {}
     return Listing(str(event.get("backend", "")), driver.get("cuda_version"), driver.get("version"), devices)
 
