@@ -271,7 +271,8 @@ def render_text(doc: dict[str, Any], console: Any, *, modules: bool = False) -> 
         _render_modules(doc, console)
     elif doc["modules"]:
         console.print(f"\n{len(doc['modules'])} modules: --modules lists each one (--json has them all).")
-    console.print(f"[dim]{ROLE_NOTE}[/dim]")
+    if any(c["expected"] == "CUDA_ERROR_NO_BINARY_FOR_GPU" for m in doc["modules"] for c in m["checks"]):
+        console.print(f"[dim]{ROLE_NOTE}[/dim]")
     skipped: dict[str, int] = {}
     for m in doc["modules"]:
         for c in m["checks"]:
@@ -295,6 +296,9 @@ def render_text(doc: dict[str, Any], console: Any, *, modules: bool = False) -> 
     for n in doc["notes"]:
         console.print(f"note: {escape(n)}")
     t = doc["totals"]
+    if not t["loaded"]:
+        console.print("\nnothing was loaded: no module to check on these GPUs")
+        return
     verdict = {
         "agree": "[green]all agree[/green]",
         "disagree": "[red]DISAGREE[/red]",
