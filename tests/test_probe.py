@@ -376,3 +376,61 @@ def test_torch_order_used_only_when_the_caller_initialised_cuda(monkeypatch: pyt
     inv = probe.probe_machine(nvml=FakeNvml(HOSTS["mixed_2080_3090"]), env={})
     assert not inv.ordering_estimated
     assert ordinals(inv.devices) == {"2080": 1, "3090": 0}
+
+
+# ---------------------------------------------------------------- real recordings (scripts/record_probe.py)
+
+RECORDED = sorted(FAKES.glob("recorded_*_nvml.json"))
+
+
+class RecordedLibcuda(FakeLibcuda):
+    """A FAKE libcuda answering with the attributes scripts/record_probe.py recorded on a real machine."""
+
+    def __init__(self, infos: list[dict[str, Any]]) -> None:
+        from cudafit.probe.backends import _ATTRS
+
+        self.infos = infos
+        self.ids = _ATTRS
+
+    def cuDeviceGetCount(self, ptr: Any) -> int:
+        ptr._obj.value = len(self.infos)
+        return 0
+
+    def cuDeviceGetAttribute(self, ptr: Any, attr: int, dev: Any) -> int:
+        key = next(k for k, v in self.ids.items() if v == attr)
+        if key not in self.infos[dev.value]:
+            return 1
+        ptr._obj.value = self.infos[dev.value][key]
+        return 0
+
+    def cuDeviceGetName(self, buf: Any, size: int, dev: Any) -> int:
+        buf.value = self.infos[dev.value]["name"].encode()
+        return 0
+
+
+@pytest.mark.parametrize("nvml_file", RECORDED, ids=[p.stem for p in RECORDED])
+def test_recorded_gpu_machine(nvml_file: Path) -> None:
+    """NVML, nvidia-smi and the driver API recorded on one real machine describe the same GPUs."""
+    host = json.loads(nvml_file.read_text())
+    assert host["_about"].startswith("RECORDED")
+    devices, driver, cuda, problems = probe_nvml(FakeNvml(host))
+    assert devices
+    assert driver is not None and cuda is not None
+    assert problems == []
+    smi_file = nvml_file.with_name(nvml_file.name.replace("_nvml.json", "_smi.csv"))
+    smi, smi_driver, _c, smi_problems = probe_nvidia_smi(smi_runner(smi_file.read_text()))
+    assert smi_problems == []
+    assert smi_driver == driver
+    assert [(d.name, d.compute_capability, d.pci_bus_id, d.uuid) for d in smi] == [
+        (d.name, d.compute_capability, d.pci_bus_id, d.uuid) for d in devices
+    ]
+    api_file = nvml_file.with_name(nvml_file.name.replace("_nvml.json", "_driver_api.json"))
+    infos = json.loads(api_file.read_text())["devices"]
+    by_bus = {d.pci_bus_id: d for d in devices}
+    for info in infos:
+        d = by_bus[info["pci_bus_id"]]
+        assert ComputeCapability(info["cc_major"], info["cc_minor"]) == d.compute_capability
+    inv = probe.probe_machine(deep=True, nvml=FakeNvml(host), cuda_lib=RecordedLibcuda(infos), env={})
+    assert not inv.ordering_estimated
+    assert all(d.limits.get("sm_count") for d in inv.devices if d.cuda_index is not None)
+    jsonschema.validate(probe.inventory_to_dict(inv), SCHEMA)

@@ -12,6 +12,7 @@ __all__ = [
     "BinaryFormatError",
     "CudafitError",
     "DecompressionError",
+    "DriverUnavailableError",
     "EnvironmentResolutionError",
     "ProbeError",
     "RuleDataError",
@@ -88,3 +89,17 @@ class EnvironmentResolutionError(TargetError):
     """A path given as a Python interpreter or environment is not one (a usage error: exit code 2)."""
 
     code = "not-an-environment"
+
+
+class DriverUnavailableError(CudafitError):
+    """``verify`` cannot ask the CUDA driver (exit code 3; a ``--gpu`` index it does not list: 2).
+
+    ``kind``: ``no-driver`` (no libcuda, or the toolkit's stub), ``no-gpu``, ``bad-device``,
+    ``driver-error`` or ``worker-failed``.
+    """
+
+    code = "could-not-verify"
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind

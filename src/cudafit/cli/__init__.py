@@ -6,9 +6,9 @@ never depends on the host (no probing while the parser is built).
 
 Exit codes (documented in the README):
   0  everything fits / the command succeeded
-  1  something fails on a target GPU (or a scanned file could not be read)
+  1  something fails on a target GPU (or a scanned file could not be read); verify: the driver disagrees
   2  usage error
-  3  could not analyse (no readable target, internal data error)
+  3  could not analyse (no readable target, internal data error); verify: no driver or no GPU
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ EXIT_USAGE = 2
 EXIT_ANALYSIS_FAILED = 3
 
 # Sub-command modules, in the order `cudafit --help` lists them.
-_COMMANDS: tuple[str, ...] = ("doctor", "check", "scan", "gpus", "explain", "plan")
+_COMMANDS: tuple[str, ...] = ("doctor", "check", "verify", "scan", "gpus", "explain", "plan")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,7 +10,7 @@ import argparse
 from collections.abc import Iterator
 from typing import Any
 
-from cudafit.cli.options import add_verdict_options, run_verdicts
+from cudafit.cli.options import add_pip_options, add_verdict_options, pip_args, run_verdicts
 
 __all__ = ["configure_parser", "execute"]
 
@@ -25,27 +25,9 @@ def configure_parser(sub: Any) -> None:
         ),
     )
     p.add_argument("targets", nargs="+", metavar="TARGET")
-    p.add_argument(
-        "--index-url", help="pip index for requirement targets (e.g. https://download.pytorch.org/whl/cu128)"
-    )
-    p.add_argument("--extra-index-url", action="append", default=[], help="additional pip index (repeatable)")
-    p.add_argument("--python-version", help="target Python for downloads (pip --python-version)")
-    p.add_argument("--platform", action="append", default=[], help="target platform tag for downloads (repeatable)")
+    add_pip_options(p)
     add_verdict_options(p)
     p.set_defaults(func=execute)
-
-
-def _pip_args(args: argparse.Namespace) -> list[str]:
-    out: list[str] = []
-    if args.index_url:
-        out += ["--index-url", args.index_url]
-    for u in args.extra_index_url:
-        out += ["--extra-index-url", u]
-    if args.python_version:
-        out += ["--python-version", args.python_version]
-    for plat in args.platform:
-        out += ["--platform", plat]
-    return out
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -54,6 +36,6 @@ def execute(args: argparse.Namespace) -> int:
 
     def items() -> Iterator[Any]:
         for spec in args.targets:
-            yield from open_target(spec, pip_args=_pip_args(args)).iter_items()
+            yield from open_target(spec, pip_args=pip_args(args)).iter_items()
 
     return run_verdicts(args, items())

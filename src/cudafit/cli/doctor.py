@@ -35,6 +35,15 @@ def configure_parser(sub: Any) -> None:
     )
     where.add_argument("--site-packages", metavar="DIR", action="append", help="check this site-packages directory")
     add_verdict_options(p)
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="then ask this machine's driver to load every module on each local GPU, beside the prediction "
+        "(cudafit verify; creates a CUDA context in worker processes)",
+    )
+    from cudafit.cli.verify import add_verify_options
+
+    add_verify_options(p, prefix="verify-")
     p.set_defaults(func=execute)
 
 
@@ -48,4 +57,11 @@ def execute(args: argparse.Namespace) -> int:
     except EnvironmentResolutionError as err:  # --python PATH that is not an environment: a usage error
         print(f"cudafit: {err.message}", file=sys.stderr)
         return EXIT_USAGE
-    return run_verdicts(args, target.iter_items(), notes=target.notes(), sites=target.sites)
+    verify = None
+    if args.verify:
+        from cudafit.cli.verify import verification_document
+
+        def verify() -> dict[str, Any]:  # the same files again: the scan cache makes the second read cheap
+            return verification_document(args, target.iter_items(), notes=target.notes())
+
+    return run_verdicts(args, target.iter_items(), notes=target.notes(), sites=target.sites, verify=verify)

@@ -5,12 +5,36 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_FAILS, EXIT_OK, EXIT_USAGE
 
-__all__ = ["add_verdict_options", "run_verdicts"]
+__all__ = ["add_pip_options", "add_verdict_options", "pip_args", "run_verdicts"]
+
+
+def add_pip_options(p: argparse.ArgumentParser) -> None:
+    """How requirement targets are downloaded (``check``, ``verify``)."""
+    p.add_argument(
+        "--index-url", help="pip index for requirement targets (e.g. https://download.pytorch.org/whl/cu128)"
+    )
+    p.add_argument("--extra-index-url", action="append", default=[], help="additional pip index (repeatable)")
+    p.add_argument("--python-version", help="target Python for downloads (pip --python-version)")
+    p.add_argument("--platform", action="append", default=[], help="target platform tag for downloads (repeatable)")
+
+
+def pip_args(args: argparse.Namespace) -> list[str]:
+    """The ``pip download`` arguments of :func:`add_pip_options`."""
+    out: list[str] = []
+    if args.index_url:
+        out += ["--index-url", args.index_url]
+    for u in args.extra_index_url:
+        out += ["--extra-index-url", u]
+    if args.python_version:
+        out += ["--python-version", args.python_version]
+    for plat in args.platform:
+        out += ["--platform", plat]
+    return out
 
 
 def add_verdict_options(p: argparse.ArgumentParser) -> None:
@@ -94,8 +118,14 @@ def run_verdicts(
     *,
     notes: Iterable[str] = (),
     sites: Iterable[str] | None = None,
+    verify: Callable[[], dict[str, Any]] | None = None,
 ) -> int:
-    """Evaluate, render, and return the documented exit code."""
+    """Evaluate, render, and return the documented exit code.
+
+    ``verify`` (``doctor --verify``) runs after the static verdicts and returns a ``cudafit.verify/1``
+    document: it is rendered after the matrix (``--json``: under ``"verify"``), and the exit code is the
+    worse of the two (3 when the driver could not be asked).
+    """
     from dataclasses import replace
 
     from cudafit.analysis import analyze
@@ -126,18 +156,32 @@ def run_verdicts(
         site_list = list(sites) if sites is not None else _current_sites()
         analysis = replace(analysis, toolchains=tuple(iter_toolchains(site_list, os.environ)))
     doc = check_document(analysis, machine=machine, kernels=kernels)
+    vdoc = verify() if verify is not None else None
+    if vdoc is not None and args.json:
+        doc["verify"] = vdoc
     if args.json:
         dump_json(doc)
     elif args.markdown:
         sys.stdout.write(render_markdown(doc))
     else:
         render_text(doc, make_console(), wide=args.wide)
+    if vdoc is not None and not args.json:
+        from cudafit.cli.verify import render as render_verify
+
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        render_verify(vdoc, args)
     if args.html:
         with open(args.html, "w", encoding="utf-8") as fh:
             fh.write(render_html(doc))
+    rc = EXIT_OK
     unreadable = any(t["unreadable"] for t in doc["targets"])
     if any(t["status"] in ("fails", "partial") for t in doc["targets"]) and gpus:
-        return EXIT_FAILS
-    if unreadable and not doc["targets"]:
-        return EXIT_ANALYSIS_FAILED
-    return EXIT_OK
+        rc = EXIT_FAILS
+    elif unreadable and not doc["targets"]:
+        rc = EXIT_ANALYSIS_FAILED
+    if vdoc is not None:
+        from cudafit.report.verify import verify_exit_code
+
+        rc = max(rc, verify_exit_code(vdoc))
+    return rc

@@ -11,7 +11,7 @@ __all__ = ["with_progress"]
 T = TypeVar("T")
 
 
-def with_progress(items: Iterable[T], what: str = "scanning") -> Iterator[T]:
+def with_progress(items: Iterable[T], what: str = "scanning", unit: str = "files") -> Iterator[T]:
     """Yield ``items`` unchanged; on an interactive stderr, show how many were read so far."""
     try:
         interactive = sys.stderr.isatty()
@@ -28,5 +28,5 @@ def with_progress(items: Iterable[T], what: str = "scanning") -> Iterator[T]:
         for item in items:
             count += 1
             path = getattr(item, "path", "")
-            status.update(f"{what}: {count} files ({str(path)[-60:]})")
+            status.update(f"{what}: {count} {unit} ({str(path)[-60:]})")
             yield item

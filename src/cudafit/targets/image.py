@@ -15,7 +15,7 @@ import json
 import os
 import posixpath
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -24,7 +24,7 @@ from cudafit.targets.files import is_candidate_name
 from cudafit.targets.interface import ScanItem, Target, error_item
 from cudafit.targets.runtime import runtime_compiled_kind
 
-__all__ = ["ImageTarget", "looks_like_image"]
+__all__ = ["ImageTarget", "extract_members", "looks_like_image"]
 
 _WHITEOUT = ".wh."
 _OPAQUE = ".wh..wh..opq"
@@ -260,3 +260,42 @@ def _attribute(items: list[ScanItem], dists: list[_Dist], image: str) -> Iterato
         if name not in runtime:
             runtime[name] = runtime_compiled_kind(name, [p for p, o in owner.items() if o[0] == name])
         yield ScanItem(package=name, version=version, path=item.path, facts=item.facts, runtime_compiled=runtime[name])
+
+
+def extract_members(image: str, members: Collection[str], dest: str) -> dict[str, str]:
+    """Copy files of the image's final file system into ``dest``: {image path: copied file}.
+
+    One pass over the layers from the top down; the first layer holding a path as a regular file is
+    the one the scan read it from (a path a higher layer deletes is never asked for).  Streamed, so
+    memory stays bounded whatever the layer or file size.  ``cudafit verify`` uses this to hand a
+    module's bytes to the driver.
+    """
+    import shutil
+
+    wanted = {_norm(m): m for m in members}
+    found: dict[str, str] = {}
+    src = _Source(image)
+    try:
+        for layer in reversed(_layers(src)):
+            if len(found) == len(wanted):
+                break
+            with src.open(layer) as raw, _open_layer(raw) as tf:
+                for member in tf:
+                    path = _norm(member.name)
+                    if path not in wanted or wanted[path] in found:
+                        continue
+                    if not member.isfile():
+                        found[wanted[path]] = ""  # a link or a directory here hides lower layers' file
+                        continue
+                    fh = tf.extractfile(member)
+                    if fh is None:
+                        continue
+                    out = os.path.join(dest, f"{len(found)}-{posixpath.basename(path)}")
+                    with fh, open(out, "wb") as w:
+                        shutil.copyfileobj(fh, w, 1 << 20)
+                    found[wanted[path]] = out
+    except tarfile.TarError as err:
+        raise OSError(f"unreadable layer: {err}") from err
+    finally:
+        src.close()
+    return {m: p for m, p in found.items() if p}

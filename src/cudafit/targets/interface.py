@@ -27,6 +27,9 @@ class ScanItem:
     runtime_compiled: str | None = None
     every_kernel_used: bool = False  # e.g. a .pt2 model's cubins: no a/f module is "gated"
     inactive: str | None = None  # why this file is never loaded here (another per-CUDA-version copy is)
+    #: Where the bytes are when ``path`` is only a display name (a downloaded wheel's member): ``verify``
+    #: hands modules to the driver from there.
+    origin: str | None = None
 
 
 @dataclass(frozen=True)

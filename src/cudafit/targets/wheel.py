@@ -80,4 +80,7 @@ class WheelTarget(Target):
                 except (OSError, zipfile.BadZipFile, ValueError, EOFError, RuntimeError, NotImplementedError) as err:
                     yield error_item(member, f"unreadable wheel member: {err}", "bad-member", package=name)
                     continue
-                yield ScanItem(package=name, version=version, path=member, facts=facts, runtime_compiled=runtime)
+                origin = f"{self.path}!{info.filename}" if self.display != self.path else None
+                yield ScanItem(
+                    package=name, version=version, path=member, facts=facts, runtime_compiled=runtime, origin=origin
+                )

@@ -1,0 +1,191 @@
+"""``cudafit verify [TARGET...]``: ask this machine's driver to load every module, beside the prediction.
+
+The one command that creates a CUDA context, and only in its worker processes (one per GPU; see
+:mod:`cudafit.verify.runner`).  Targets are those of ``check``; without one, this environment (as
+``doctor``).  Exit codes: 0 every loaded module agrees with the prediction, 1 some disagree or got no
+answer (timeout, crash), 2 usage, 3 could not verify (no driver, no GPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from cudafit.cli import EXIT_USAGE
+
+__all__ = ["add_verify_options", "configure_parser", "execute", "verification_document"]
+
+
+def _ordinal(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        msg = f"{text!r}: verify loads modules on this machine's GPUs; give a CUDA device index (0, 1, ...)"
+        raise argparse.ArgumentTypeError(msg) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a CUDA device index is 0 or more")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("the time limit must be positive")
+    return value
+
+
+def add_verify_options(p: argparse.ArgumentParser, *, prefix: str = "") -> None:
+    """``--jit`` and ``--timeout`` (``doctor`` adds them as ``--verify-jit``/``--verify-timeout``)."""
+    p.add_argument(
+        f"--{prefix}jit",
+        action="store_true",
+        dest="verify_jit",
+        help="also load modules whose only code for a GPU is PTX, and report the JIT time each costs (can take "
+        "minutes on large libraries)",
+    )
+    p.add_argument(
+        f"--{prefix}timeout",
+        type=_seconds,
+        default=60.0,
+        dest="verify_timeout",
+        metavar="SECONDS",
+        help="time limit per module and GPU (default 60): a worker that does not answer is killed and restarted",
+    )
+
+
+def configure_parser(sub: Any) -> None:
+    """Register ``verify``."""
+    from cudafit.cli.options import add_pip_options
+
+    p = sub.add_parser(
+        "verify",
+        help="ask this machine's CUDA driver to load every module, beside cudafit's prediction (creates a "
+        "CUDA context in worker processes)",
+        description="Ground truth: load each module the scan finds on each local GPU (cuModuleLoadDataEx, one "
+        "worker process per GPU) and compare the driver's answer with cudafit's prediction.",
+    )
+    p.add_argument("targets", nargs="*", metavar="TARGET", help="as for check; default: this environment")
+    p.add_argument(
+        "--gpu",
+        action="append",
+        default=[],
+        type=_ordinal,
+        metavar="INDEX",
+        help="load on this CUDA device (repeatable; default: every GPU the driver lists)",
+    )
+    add_verify_options(p)
+    p.add_argument("--embedded", action="store_true", help="also load the fatbins libraries embed to load themselves")
+    p.add_argument("--no-cache", action="store_true", help="do not use or update the scan cache")
+    p.add_argument("--modules", action="store_true", help="list every module, not only disagreements and counts")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print the cudafit.verify/1 JSON document")
+    fmt.add_argument("--markdown", action="store_true", help="print a Markdown report (paste into an issue)")
+    add_pip_options(p)
+    p.set_defaults(func=execute)
+
+
+def verification_document(
+    args: argparse.Namespace, items: Iterable[Any], *, ordinals: Sequence[int] = (), notes: Iterable[str] = ()
+) -> dict[str, Any]:
+    """Run the verification and return its ``cudafit.verify/1`` document (an error document when the
+    driver cannot be asked).  ``items`` are scan items; they are read only once the driver answered."""
+    from cudafit.errors import DriverUnavailableError
+    from cudafit.report.progress import with_progress
+    from cudafit.report.verify import error_document, verify_document
+    from cudafit.targets.cache import scan_cache
+    from cudafit.verify import run_verify
+    from cudafit.verify.runner import list_devices
+
+    jit = bool(getattr(args, "verify_jit", False))
+    timeout = float(getattr(args, "verify_timeout", 60.0))
+    try:
+        listing = list_devices()
+    except DriverUnavailableError as err:
+        return error_document(err.kind, err.message, jit=jit, timeout=timeout)
+    known = {d.ordinal for d in listing.devices}
+    bad = [o for o in ordinals if o not in known]
+    if bad:
+        listed = ", ".join(str(o) for o in sorted(known))
+        return error_document("bad-device", f"no CUDA device {bad[0]} (the driver lists {listed})", jit=jit)
+    jit_allowed = os.environ.get("CUDA_DISABLE_PTX_JIT", "0") in ("", "0")
+    driver_version = listing.driver_version or _probed_driver()
+    extra = list(notes)
+    if not jit_allowed:
+        extra.append("CUDA_DISABLE_PTX_JIT is set: PTX is not counted as usable, and the workers inherit it")
+    if os.environ.get("CUDA_FORCE_PTX_JIT"):
+        extra.append("CUDA_FORCE_PTX_JIT is set: verify's workers unset it so that cubins are loaded as they ship")
+    with scan_cache(enabled=not getattr(args, "no_cache", False), embedded=getattr(args, "embedded", False)):
+        result = run_verify(
+            with_progress(items),
+            listing,
+            list(ordinals),
+            jit=jit,
+            timeout=timeout,
+            jit_allowed=jit_allowed,
+            driver_version=driver_version,
+            progress=lambda answers: with_progress(answers, "loading modules", "loads"),
+        )
+    doc = verify_document(result)
+    doc["notes"] = extra + doc["notes"]
+    return doc
+
+
+def _probed_driver() -> str | None:
+    """The driver version from NVML / nvidia-smi (context-free): it fixes the PTX ISA the JIT accepts."""
+    from cudafit.probe import probe_machine
+
+    inv = probe_machine()
+    return str(inv.driver_version) if inv.driver_version else None
+
+
+def render(doc: dict[str, Any], args: argparse.Namespace) -> None:
+    """Write the document as JSON, Markdown or text (errors to stderr unless --json)."""
+    from cudafit.report.console import dump_json, make_console
+    from cudafit.report.verify import render_markdown, render_text
+
+    if getattr(args, "json", False):
+        dump_json(doc)
+    elif doc["error"]:
+        print(f"cudafit verify: could not verify: {doc['error']['message']}", file=sys.stderr)
+    elif getattr(args, "markdown", False):
+        sys.stdout.write(render_markdown(doc))
+    else:
+        render_text(doc, make_console(), modules=bool(getattr(args, "modules", False)))
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run ``verify``."""
+    from cudafit.cli.options import pip_args
+    from cudafit.report.verify import verify_exit_code
+
+    notes: list[str] = []
+    if args.targets:
+        from cudafit.targets import open_target
+
+        def items() -> Iterable[Any]:
+            for spec in args.targets:
+                yield from open_target(spec, pip_args=pip_args(args)).iter_items()
+
+        source = items()
+    else:
+        from cudafit.errors import EnvironmentResolutionError
+        from cudafit.targets.env import EnvironmentTarget
+
+        try:
+            target = EnvironmentTarget.current(None)
+        except EnvironmentResolutionError as err:
+            print(f"cudafit: {err.message}", file=sys.stderr)
+            return EXIT_USAGE
+        notes = list(target.notes())
+        source = target.iter_items()
+    doc = verification_document(args, source, ordinals=args.gpu, notes=notes)
+    render(doc, args)
+    if doc["error"] and doc["error"]["kind"] == "bad-device":
+        return EXIT_USAGE
+    return verify_exit_code(doc)

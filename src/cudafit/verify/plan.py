@@ -1,0 +1,178 @@
+"""What ``verify`` asks the driver, and what each answer should be: the prediction side, no driver involved.
+
+For every module the scan located (a fatbin of ``.nv_fatbin``, a fatbin a library embeds to load itself, a
+bare cubin or PTX file, a ``.pt2`` cubin) and every GPU, the module's predicted status and reason code come
+from the verdict engine, and the driver's answer they imply from the module's *code alone*
+(:func:`cudafit.rules.engine.evaluate_module` without module roles, i.e. the decision procedure of
+docs/rules.md):
+
+* a usable cubin, or PTX the driver can JIT -> ``CUDA_SUCCESS``;
+* PTX that would serve but whose ISA is newer than the driver's JIT -> ``CUDA_ERROR_UNSUPPORTED_PTX_VERSION``;
+* PTX only, with JIT disabled (``CUDA_DISABLE_PTX_JIT``) -> ``CUDA_ERROR_JIT_COMPILATION_DISABLED``;
+* nothing for the GPU -> ``CUDA_ERROR_NO_BINARY_FOR_GPU``.  This covers holes, gated, specialised and
+  kernel-less modules without code: the driver refuses to load them, which checks the binary facts; the
+  role (whether the library ever launches them here) is a separate claim the driver cannot referee.
+
+Modules the driver never loads at run time are not loaded: relocatable ``__nv_relfatbin`` fatbins
+(device-link input) and modules without SASS or PTX (LTO-IR only).  Modules whose only usable code for a
+GPU is PTX are loaded only with ``--jit``: JIT-compiling a large library's PTX can take minutes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cudafit.binary.facts import BinaryFacts, EntryKind, Module
+from cudafit.model import DriverVersion
+
+__all__ = ["Expectation", "ModuleTarget", "expectation_for", "iter_module_targets", "module_kind"]
+
+SUCCESS = "CUDA_SUCCESS"
+NO_BINARY = "CUDA_ERROR_NO_BINARY_FOR_GPU"
+PTX_TOO_NEW = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"
+JIT_DISABLED = "CUDA_ERROR_JIT_COMPILATION_DISABLED"
+
+#: Why a module is not loaded on a GPU (the ``skip`` of an :class:`Expectation`).
+SKIP_RELOCATABLE = "relocatable"
+SKIP_NO_CODE = "no-loadable-code"
+SKIP_JIT_ONLY = "ptx-jit-only"
+SKIP_MEANINGS = {
+    SKIP_RELOCATABLE: "__nv_relfatbin: device-link input, never loaded at run time",
+    SKIP_NO_CODE: "no SASS or PTX the driver could load (LTO-IR only, or no entries)",
+    SKIP_JIT_ONLY: "only PTX serves this GPU: not JIT-compiled without --jit",
+}
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One module on one GPU: the predicted status and reason code, and the driver answer they imply."""
+
+    status: str  # native | jit | fails | gated | specialised | kernel-less | none
+    reason: str  # the reason code (docs/rules.md)
+    expected: str | None  # the CUresult name the driver should return; None when the module is not loaded
+    load: bool
+    skip: str | None = None  # SKIP_* when not loaded
+    serves: str | None = None  # the code the driver should use: "sass", "ptx" (a JIT), None (nothing)
+
+
+@dataclass(frozen=True)
+class ModuleTarget:
+    """One module: where its bytes are, its code, and one :class:`Expectation` per GPU."""
+
+    package: str
+    version: str | None
+    path: str  # the file (or archive member) holding the module
+    index: int  # position among the modules of that file or member
+    section: str | None
+    kind: str  # "fatbin" | "cubin" | "ptx"
+    source: str  # the scanned item whose byte stream ``offset`` counts in
+    origin: str | None  # where ``source``'s bytes really are, when ``source`` is a display name
+    offset: int
+    size: int
+    sass: tuple[str, ...]
+    ptx: tuple[str, ...]
+    expectations: tuple[Expectation, ...]
+
+    @property
+    def archs(self) -> str:
+        """``sm_75, sm_80, compute_80``: the module's code, for reports."""
+        return ", ".join(self.sass + self.ptx) or "-"
+
+
+def module_kind(module: Module) -> str:
+    """``cubin``/``ptx`` for a bare file (its one entry is the whole file), else ``fatbin``."""
+    if len(module.entries) == 1 and module.entries[0].header_size == 0:
+        return "ptx" if module.entries[0].kind is EntryKind.PTX else "cubin"
+    return "fatbin"
+
+
+def expectation_for(module: Module, role: Any, raw: Any, *, jit: bool) -> Expectation:
+    """The expectation for ``module`` from its verdict with roles (``role``; ``None`` for library-loaded
+    fatbins, which are judged as a pool, not one by one) and its verdict from code alone (``raw``:
+    ``evaluate_module(..., gating=False)``)."""
+    shown = role if role is not None else raw
+    status = str(shown.status.value)
+    reason = shown.reasons[0].code if shown.reasons else ""
+    raw_status = str(raw.status.value)
+    if role is None and module.embedded:
+        # The library picks one of its embedded fatbins for the GPU (engine: the pool): one without code
+        # for it is code for other GPUs, as `check` reports the pool, not a hole.
+        reason = "library-loaded-code"
+        if raw_status in ("fails", "gated"):
+            status = "specialised"
+    if module.relocatable:
+        return Expectation(status, reason, None, False, SKIP_RELOCATABLE)
+    if raw_status == "none":
+        return Expectation(status, reason, None, False, SKIP_NO_CODE)
+    if raw_status == "native":
+        return Expectation(status, reason, SUCCESS, True, serves="sass")
+    if raw_status == "jit":
+        return Expectation(status, reason, SUCCESS, jit, None if jit else SKIP_JIT_ONLY, serves="ptx")
+    decisive = raw.reasons[0].code if raw.reasons else ""
+    expected = {"ptx-isa-too-new-for-driver": PTX_TOO_NEW, "jit-disabled": JIT_DISABLED}.get(decisive, NO_BINARY)
+    return Expectation(status, reason, expected, True)
+
+
+def _iter_units(facts: BinaryFacts) -> Iterator[BinaryFacts]:
+    if facts.modules:
+        yield facts
+    for member in facts.members:
+        yield from _iter_units(member)
+
+
+def iter_module_targets(
+    analysis: Any,
+    origins: Mapping[str, str | None],
+    *,
+    driver: DriverVersion | None,
+    jit_allowed: bool,
+    jit: bool,
+) -> Iterator[ModuleTarget]:
+    """Every module of the analysed packages, with its expectation on each of ``analysis.gpus``.
+
+    ``origins`` maps a scanned item's path to where its bytes are when that path is only a display
+    name (a downloaded wheel); files the verdicts leave out (another per-CUDA-version copy) are skipped.
+    """
+    from cudafit.rules.engine import evaluate_module
+
+    gpus = analysis.gpus
+    for p in analysis.packages:
+        if not p.verdicts:
+            continue
+        roles: list[dict[tuple[str, int], Any]] = []
+        for v in p.verdicts:
+            roles.append({(mv.path or fv.path, mv.index): mv for fv in v.files for mv in fv.modules if mv.index >= 0})
+        judged = {fv.path for fv in p.verdicts[0].files}
+        for facts in p.files:
+            if facts.path not in judged:
+                continue
+            for unit in _iter_units(facts):
+                for i, m in enumerate(unit.modules):
+                    expectations = []
+                    for gi, gpu in enumerate(gpus):
+                        raw = evaluate_module(m, gpu, driver=driver, jit_allowed=jit_allowed, gating=False)
+                        role = None if m.embedded else roles[gi].get((unit.path, i))
+                        expectations.append(expectation_for(m, role, raw, jit=jit))
+                    code = [e for e in m.entries if e.kind in (EntryKind.SASS, EntryKind.PTX)]
+                    yield ModuleTarget(
+                        package=p.name,
+                        version=p.version,
+                        path=unit.path,
+                        index=i,
+                        section=m.section,
+                        kind=module_kind(m),
+                        source=facts.path,
+                        origin=origins.get(facts.path),
+                        offset=m.offset,
+                        size=m.size,
+                        sass=_names(code, EntryKind.SASS),
+                        ptx=_names(code, EntryKind.PTX),
+                        expectations=tuple(expectations),
+                    )
+
+
+def _names(entries: list[Any], kind: EntryKind) -> tuple[str, ...]:
+    found = {(e.arch_number, e.variant.value, e.arch_name) for e in entries if e.kind is kind}
+    return tuple(name for _n, _v, name in sorted(found))
