@@ -80,7 +80,12 @@ class Analysis:
 
 
 def _coverage(
-    files: Sequence[BinaryFacts], prepared: Sequence[Any], ccs: Sequence[ComputeCapability], engine: Any, gating: bool
+    files: Sequence[BinaryFacts],
+    prepared: Sequence[Any],
+    ccs: Sequence[ComputeCapability],
+    engine: Any,
+    gating: bool,
+    pool_loose: bool = True,
 ) -> dict[str, list[str]]:
     """Which compute capabilities the package's binaries serve natively or by JIT (no GPU needed).
 
@@ -100,7 +105,8 @@ def _coverage(
     jit: list[str] = []
     partial: list[str] = []
     for cc in ccs:
-        status = engine.combine_counts(engine.package_counts(prepared, cc, gating=gating)).value
+        counts = engine.package_counts(prepared, cc, gating=gating, pool_loose=pool_loose)
+        status = engine.combine_counts(counts).value
         if status == "native":
             native.append(str(cc))
         elif status == "jit":
@@ -151,10 +157,13 @@ def analyze(
         if not any(f.has_device_code for f in files) and not unreadable:
             continue  # packages without CUDA code are not part of the report
         gating = not any(getattr(i, "every_kernel_used", False) for i in its)
+        distribution = its[0].package is not None
         sources = [KernelNameSource(f) for f in readable]
         prepared = [engine.PreparedFile(f, src) for f, src in zip(readable, sources, strict=True)]
         verdicts = tuple(
-            engine.evaluate_package(name, prepared, gpu, driver=driver, jit_allowed=jit_allowed, gating=gating)
+            engine.evaluate_package(
+                name, prepared, gpu, driver=driver, jit_allowed=jit_allowed, gating=gating, pool_loose=distribution
+            )
             for gpu in gpus
         )
         if kernels:
@@ -167,10 +176,10 @@ def analyze(
                 path=_common_dir([i.path for i in its]),
                 files=files,
                 verdicts=verdicts,
-                coverage=_coverage(readable, prepared, ccs, engine, gating) if include_coverage else {},
+                coverage=_coverage(readable, prepared, ccs, engine, gating, distribution) if include_coverage else {},
                 runtime_compiled=compiled,
                 unreadable=unreadable,
-                distribution=its[0].package is not None,
+                distribution=distribution,
                 inactive=tuple((i.path, i.inactive) for i in its if getattr(i, "inactive", None)),
             )
         )

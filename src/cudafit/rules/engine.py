@@ -691,12 +691,13 @@ class PackageVerdict:
 
 
 def _library_loaded_files(
-    prepared: Sequence[PreparedFile], gating: bool
+    prepared: Sequence[PreparedFile], pool: bool
 ) -> tuple[list[PreparedFile], list[PreparedFile]]:
-    """(files, library-loaded files): a package's bare cubins and raw fatbins (two or more) are not
+    """(files, library-loaded files): a distribution's bare cubins and raw fatbins (two or more) are not
     registered by any runtime; the library loads the one it picks for the GPU (flashinfer's 15,970
-    per-arch cubins), so they are judged as one pool, like fatbins embedded in data sections."""
-    loaded = [p for p in prepared if p.facts.format in (FileFormat.CUBIN, FileFormat.FATBIN)] if gating else []
+    per-arch cubins), so they are judged as one pool, like fatbins embedded in data sections.  Loose
+    files outside a distribution (a build directory) are each judged on their own."""
+    loaded = [p for p in prepared if p.facts.format in (FileFormat.CUBIN, FileFormat.FATBIN)] if pool else []
     if len(loaded) < 2:
         return list(prepared), []
     ids = {id(p) for p in loaded}
@@ -747,9 +748,10 @@ def package_counts(
     driver: DriverVersion | None = None,
     jit_allowed: bool = True,
     gating: bool = True,
+    pool_loose: bool = True,
 ) -> Counts:
     """Module status counts of a whole package on ``cc`` (coverage columns), library-loaded pools included."""
-    files, loaded = _library_loaded_files(prepared, gating)
+    files, loaded = _library_loaded_files(prepared, gating and pool_loose)
     counts = sum((p.counts(cc, driver, jit_allowed, gating) for p in files), Counts())
     if loaded:
         pool = _loaded_pool(loaded, TargetGpu(str(cc), cc), driver, jit_allowed, counts.native > 0)
@@ -765,10 +767,13 @@ def evaluate_package(
     driver: DriverVersion | None = None,
     jit_allowed: bool = True,
     gating: bool = True,
+    pool_loose: bool = True,
 ) -> PackageVerdict:
-    """Decide a package from all its files' modules (``partial`` when some modules are holes)."""
+    """Decide a package from all its files' modules (``partial`` when some modules are holes).
+
+    ``pool_loose``: the package is a distribution, whose loose cubins/fatbins its library loads itself."""
     prepared = tuple(f if isinstance(f, PreparedFile) else PreparedFile(f) for f in files)
-    registered, loaded = _library_loaded_files(prepared, gating)
+    registered, loaded = _library_loaded_files(prepared, gating and pool_loose)
     fverdicts = tuple(evaluate_file(f, gpu, driver=driver, jit_allowed=jit_allowed, gating=gating) for f in registered)
     if loaded:
         fverdicts += (_pool_verdict(loaded, fverdicts, gpu, driver, jit_allowed),)
