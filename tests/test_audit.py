@@ -347,16 +347,16 @@ def test_match_torch_from_an_environment(tmp_path: Path) -> None:
         rc, doc = audit_json(str(narrow), "--match-torch", spec, "--no-config")
         assert rc == 1, spec
         assert doc["policy"]["match_torch"]["version"] == "2.14.1+cu130"
-        assert doc["targets"][0]["torch"] == "torch 2.14.1+cu130 runs on 7.5 .. 12.0; this build lacks 7.5 and 12.0"
+        assert doc["targets"][0]["torch"] == "torch 2.14.1+cu130 runs on 7.5 .. 12.0; this wheel lacks 7.5 and 12.0"
     rc, out, _err = run_audit(str(narrow), "--match-torch", str(site), "--no-config")
-    assert "torch 2.14.1+cu130 runs on 7.5 .. 12.0; this build lacks 7.5 and 12.0" in out
+    assert "torch 2.14.1+cu130 runs on 7.5 .. 12.0; this wheel lacks 7.5 and 12.0" in out
     rc, doc = audit_json(
         str(make_wheel(tmp_path, "wide", "1.0", {"w/_C.so": fixture("libmulti.so")})),
         "--match-torch",
         str(site),
         "--no-config",
     )
-    assert rc == 0 and doc["targets"][0]["torch"].endswith("this build covers all of it")
+    assert rc == 0 and doc["targets"][0]["torch"].endswith("this wheel covers all of it")
 
 
 def test_match_torch_from_a_torch_wheel(tmp_path: Path) -> None:
@@ -432,3 +432,19 @@ def BIN_FILE(name: str) -> Path:
     from audit_helpers import BIN
 
     return BIN / name
+
+
+def test_light_cubin_read_agrees_with_read_cubin() -> None:
+    """Bare cubins are scanned with headers + .nv.compat only; the a flag must equal the full read's."""
+    from cudafit.binary import read_cubin, read_entry_payload
+    from cudafit.binary.cubin import cubin_is_arch_specific
+
+    bare = fixture("k_sm90a.cubin")
+    assert cubin_is_arch_specific(bare) is True is read_cubin(bare).arch_specific
+    for name in ("libmulti.so", "libarch_a.so", "libfamily_f.so"):
+        data = fixture(name)
+        facts = inspect_bytes(data, name)
+        for e in facts.entries:
+            if e.kind.value == "sass":
+                cubin = read_entry_payload(data, e)
+                assert cubin_is_arch_specific(cubin) == read_cubin(cubin).arch_specific, (name, e.arch_name)

@@ -212,11 +212,11 @@ def find_torch_build(spec: str | None, *, index_url: str | None = None, base: st
     raise TorchError(msg)
 
 
-def describe_gap(torch: TorchBuild, missing: Sequence[Requirement]) -> str:
+def describe_gap(torch: TorchBuild, missing: Sequence[Requirement], what: str = "build") -> str:
     """``torch 2.14.1+cu130 runs on 7.5 .. 12.0; this wheel lacks 7.5 and 12.0``."""
     head = f"{torch.name} runs on {torch.runs_on}"
     if not missing:
-        return f"{head}; this build covers all of it"
+        return f"{head}; this {what} covers all of it"
     labels = [r.label for r in missing]
     listed = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
-    return f"{head}; this build lacks {listed}"
+    return f"{head}; this {what} lacks {listed}"

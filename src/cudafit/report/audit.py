@@ -108,7 +108,7 @@ def audit_document(result: Any) -> dict[str, Any]:
         if policy.torch is not None:
             torch_keys = {x.key for x in policy.torch.requirements()}
             lacking = [r for r in t.missing if r.key in torch_keys]
-            torch_line = describe_gap(policy.torch, lacking)
+            torch_line = describe_gap(policy.torch, lacking, "wheel" if t.spec.endswith(".whl") else "build")
         targets.append(
             {
                 "spec": t.spec,
