@@ -87,7 +87,30 @@ def fake_torch_site(root: Path) -> Path:
 
 
 def run_audit(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
-    """``python -m cudafit audit ARGS`` in a subprocess (no scan cache)."""
+    """``cudafit audit ARGS`` in this process (no scan cache): (exit code, stdout, stderr)."""
+    import contextlib
+    import io
+    import os
+
+    from cudafit.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    before = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                rc = main(["audit", *args, "--no-cache"])
+            except SystemExit as exc:  # argparse usage errors
+                rc = int(exc.code or 0)
+    finally:
+        os.chdir(before)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def run_audit_process(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
+    """``python -m cudafit audit ARGS`` in a subprocess, as a user runs it."""
     cmd = [sys.executable, "-m", "cudafit", "audit", *args, "--no-cache"]
     p = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=cwd)
     return p.returncode, p.stdout, p.stderr

@@ -19,6 +19,7 @@ from audit_helpers import (
     make_wheel,
     missing,
     run_audit,
+    run_audit_process,
     so,
 )
 from cudafit.audit.spec import SpecError, parse_require
@@ -287,9 +288,9 @@ def test_directory_audits_each_wheel(wheels: dict[str, Path], tmp_path: Path) ->
 
 
 def test_usage_errors(wheels: dict[str, Path], tmp_path: Path) -> None:
-    rc, _out, err = run_audit(str(wheels["multi"]), "--no-config")
+    rc, _out, err = run_audit_process(str(wheels["multi"]), "--no-config")  # the installed entry point
     assert rc == 2 and "nothing to require" in err
-    rc, _out, err = run_audit(str(wheels["multi"]), "--require", "native", "--no-config")
+    rc, _out, err = run_audit_process(str(wheels["multi"]), "--require", "native", "--no-config")
     assert rc == 2 and "native" in err and "Traceback" not in err
 
 
