@@ -143,11 +143,8 @@ class TargetResult:
 
     @property
     def status(self) -> str:
-        """``fail`` when a member fails; ``error`` when one could not be read; else ``pass``."""
-        statuses = {m.status for m in self.members}
-        if "fail" in statuses:
-            return "fail"
-        return "error" if "error" in statuses or not self.members else "pass"
+        """``fail`` when a member fails; ``error`` when one could not be read (or there is none); else ``pass``."""
+        return _overall(m.status for m in self.members)
 
 
 @dataclass(frozen=True)
@@ -160,11 +157,8 @@ class AuditResult:
 
     @property
     def status(self) -> str:
-        """``fail`` beats ``error`` beats ``pass``."""
-        statuses = {t.status for t in self.targets}
-        if "fail" in statuses:
-            return "fail"
-        return "error" if "error" in statuses or not self.targets else "pass"
+        """``fail`` beats ``error`` beats ``pass`` (no target at all: ``error``)."""
+        return _overall(t.status for t in self.targets)
 
     @property
     def exit_code(self) -> int:
@@ -173,6 +167,14 @@ class AuditResult:
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
+
+def _overall(statuses: Iterable[str]) -> str:
+    """``fail`` beats ``error`` beats ``pass``; nothing at all is ``error`` (nothing was analysed)."""
+    found = set(statuses)
+    if "fail" in found:
+        return "fail"
+    return "error" if "error" in found or not found else "pass"
 
 
 def _code(m: Module) -> list[Any]:
@@ -448,8 +450,8 @@ def audit_items(spec: str, items: Iterable[Any], policy: Policy) -> TargetResult
     notes: list[str] = []
     readable = [f for f in facts if not (f.error and not f.modules)]
     if not any(f.has_device_code for f in readable) and not any(m.error for m in members):
-        gap = Gap("no-device-code", policy.requirements[0].cc, 0, "", "no-device-code", "no CUDA device code at all")
-        checks = tuple(Check(r, 0, (gap,)) for r in policy.requirements)
+        what = "no CUDA device code at all"
+        checks = tuple(Check(r, 0, (Gap("no-device-code", r.cc, 0, "", "no-device-code", what),)) for r in policy.requirements)
         members.append(MemberResult(spec, "file", len(facts), 0, (), (), checks))
     for f in facts:
         if f.embedded_sections and not f.embedded_modules:

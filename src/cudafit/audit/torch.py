@@ -116,6 +116,15 @@ def _from_site(site: str) -> TorchBuild | None:
     return _from_facts(cached_inspect(lib), version, cuda)
 
 
+def _first_site(sites: Sequence[str]) -> TorchBuild | None:
+    """The torch of the first site-packages (in search order) that has one."""
+    for site in sites:
+        found = _from_site(site)
+        if found is not None:
+            return found
+    return None
+
+
 def _from_wheel(path: str) -> TorchBuild:
     from cudafit.binary import inspect_stream
     from cudafit.probe.toolchains import torch_version_from_text
@@ -179,10 +188,9 @@ def find_torch_build(spec: str | None, *, index_url: str | None = None, base: st
 
     if not spec:
         sites = site_packages_of()
-        for site in sites:
-            found = _from_site(site)
-            if found is not None:
-                return found
+        found = _first_site(sites)
+        if found is not None:
+            return found
         msg = f"no torch with {LIB} in this environment ({', '.join(sites)}): give --match-torch VERSION or PATH"
         raise TorchError(msg)
     path = os.path.join(base, spec) if base and not os.path.isabs(spec) else spec
@@ -200,10 +208,9 @@ def find_torch_build(spec: str | None, *, index_url: str | None = None, base: st
                 return found
         env = resolve_environment(path)  # EnvironmentResolutionError when it is none
         sites = [d.path for d in env.sites]
-        for site in sites:
-            found = _from_site(site)
-            if found is not None:
-                return found
+        found = _first_site(sites)
+        if found is not None:
+            return found
         msg = f"no torch/lib/{LIB} in {env.describe()} ({', '.join(sites)})"
         raise TorchError(msg)
     if _VERSION.match(spec):
