@@ -451,7 +451,9 @@ def audit_items(spec: str, items: Iterable[Any], policy: Policy) -> TargetResult
     readable = [f for f in facts if not (f.error and not f.modules)]
     if not any(f.has_device_code for f in readable) and not any(m.error for m in members):
         what = "no CUDA device code at all"
-        checks = tuple(Check(r, 0, (Gap("no-device-code", r.cc, 0, "", "no-device-code", what),)) for r in policy.requirements)
+        checks = tuple(
+            Check(r, 0, (Gap("no-device-code", r.cc, 0, "", "no-device-code", what),)) for r in policy.requirements
+        )
         members.append(MemberResult(spec, "file", len(facts), 0, (), (), checks))
     for f in facts:
         if f.embedded_sections and not f.embedded_modules:
