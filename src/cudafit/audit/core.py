@@ -232,7 +232,9 @@ class _Groups:
         out = []
         for (kind, cc, archs, reason), (n, kernels) in self.groups.items():
             allowed = kind in ("specialised", "gated") and policy.allow_specialised
-            out.append(Gap(kind, cc, n, archs, reason, _message(kind, cc, n, archs, req), allowed, tuple(kernels)))
+            pool = reason == "library-loaded-code"
+            text = _message("pool-no-ptx" if pool and kind == "no-ptx" else kind, cc, n, archs, req)
+            out.append(Gap(kind, cc, n, archs, reason, text, allowed, tuple(kernels)))
         order = {"hole": 0, "no-code": 0, "no-device-code": 0, "no-ptx": 1, "jit-only": 2, "specialised": 3}
         return tuple(sorted(out, key=lambda g: (order.get(g.kind, 4), g.cc, -g.modules)))
 
@@ -252,6 +254,8 @@ def _message(kind: str, cc: ComputeCapability, n: int, archs: str, req: Requirem
         return f"{what} have no code for {cc}, {label} (--allow-specialised accepts them)"
     if kind == "no-device-code":
         return "no CUDA device code at all"
+    if kind == "pool-no-ptx":
+        return f"none of the {n} file(s) has portable PTX a {cc} GPU can JIT-compile ({archs})"
     return f"none of the {n} file(s) has code for {cc} ({archs})"
 
 
@@ -349,7 +353,7 @@ def _audit_pool(key: str, files: Sequence[BinaryFacts], policy: Policy) -> Membe
         for cc in req.ccs:
             if req.kind == "ptx":
                 if not any(_has_ptx_for(m, cc, req.variant) for m in distinct.values()):
-                    groups.groups[("no-ptx", cc, archs, "no-compatible-code")] = [len(files), []]
+                    groups.groups[("no-ptx", cc, archs, "library-loaded-code")] = [len(files), []]
                 continue
             found = {evaluate_module(m, _gpu(cc), gating=False).status for m in distinct.values()}
             if Status.NATIVE in found or (Status.JIT in found and policy.allow_jit):
@@ -359,7 +363,8 @@ def _audit_pool(key: str, files: Sequence[BinaryFacts], policy: Policy) -> Membe
         checks.append(Check(req, len(modules), groups.gaps(req, policy)))
     errors = [f"{f.path}: {f.error}" for f in files if f.error]
     error = "; ".join(errors[:3]) + (f" (+{len(errors) - 3} more)" if len(errors) > 3 else "") if errors else None
-    return MemberResult(key or ".", "pool", len(files), len(modules), sass, ptx, tuple(checks), error)
+    where = files[0].path if len(files) == 1 else (key or ".")
+    return MemberResult(where, "pool", len(files), len(modules), sass, ptx, tuple(checks), error)
 
 
 def iter_members(facts: Sequence[BinaryFacts], policy: Policy) -> Iterator[MemberResult]:

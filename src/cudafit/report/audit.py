@@ -206,7 +206,7 @@ def render_text(doc: dict[str, Any], console: Any) -> None:
             for m, label, g in rows:
                 member = m["path"].split("!", 1)[-1]
                 if m["kind"] == "pool":
-                    member += f"/ ({m['files']} library-loaded files)"
+                    member += " (library-loaded)" if m["files"] == 1 else f"/ ({m['files']} library-loaded files)"
                 what = escape(g["message"]) if g is not None else f"[yellow]unreadable[/yellow]: {escape(m['error'])}"
                 table.add_row(escape(member), escape(label), what)
             console.print(table)
