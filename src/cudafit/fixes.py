@@ -18,6 +18,7 @@ from typing import Any
 
 from cudafit.binary.facts import BinaryFacts
 from cudafit.model import ComputeCapability, CudaVersion, PtxIsaVersion
+from cudafit.plan import ArchTarget, format_arch_targets
 from cudafit.rules import tables
 
 __all__ = [
@@ -119,11 +120,13 @@ def _newest_major_for(cc: ComputeCapability) -> int | None:
 
 def arch_list_for(ccs: Sequence[ComputeCapability], *, ptx: bool = True) -> str:
     """``TORCH_CUDA_ARCH_LIST`` covering ``ccs`` (PTX of the highest for forward compatibility)."""
+    return format_arch_targets(_with_top_ptx(ccs, ptx=ptx))[0]
+
+
+def _with_top_ptx(ccs: Sequence[ComputeCapability], *, ptx: bool = True) -> list[ArchTarget]:
+    """SASS for each of ``ccs``, plus PTX of the highest (forward compatibility)."""
     uniq = sorted(set(ccs))
-    parts = [str(cc) for cc in uniq]
-    if ptx and parts:
-        parts[-1] += "+PTX"
-    return ";".join(parts)
+    return [ArchTarget(cc, virtual=ptx and cc == uniq[-1]) for cc in uniq]
 
 
 def min_driver_for_ptx_isa(isa: PtxIsaVersion) -> tuple[CudaVersion, str] | None:
@@ -379,8 +382,4 @@ def runtime_compile_fixes(runtime_compiled: str | None, gpu: Any, toolchains: Se
 
 
 def _gencode(ccs: Sequence[ComputeCapability]) -> str:
-    uniq = sorted(set(ccs))
-    flags = [f"-gencode arch=compute_{c.arch_number},code=sm_{c.arch_number}" for c in uniq]
-    top = uniq[-1].arch_number
-    flags.append(f"-gencode arch=compute_{top},code=compute_{top}")
-    return " ".join(flags)
+    return " ".join(format_arch_targets(_with_top_ptx(ccs))[2])

@@ -28,11 +28,61 @@ from typing import Any
 
 from cudafit.model import ComputeCapability, CudaVersion
 
-__all__ = ["NvccInfo", "Plan", "make_plan", "query_nvcc", "toolkit_targets_for", "toolkits_targeting"]
+__all__ = [
+    "ArchTarget",
+    "NvccInfo",
+    "Plan",
+    "format_arch_targets",
+    "make_plan",
+    "query_nvcc",
+    "toolkit_targets_for",
+    "toolkits_targeting",
+    "uncoverable_problem",
+]
 
 Runner = Callable[[Sequence[str], float], "tuple[int, str, str]"]
 
 _RELEASE = re.compile(r"release (\d+\.\d+)")
+
+
+@dataclass(frozen=True)
+class ArchTarget:
+    """One entry of a build's arch list: SASS (``real``) and/or PTX (``virtual``) for a compute capability,
+    with its ``a``/``f`` variant (``""`` for none)."""
+
+    cc: ComputeCapability
+    variant: str = ""
+    real: bool = True
+    virtual: bool = False
+
+
+def format_arch_targets(targets: Sequence[ArchTarget]) -> tuple[str, str, tuple[str, ...]]:
+    """(``TORCH_CUDA_ARCH_LIST``, ``CMAKE_CUDA_ARCHITECTURES``, nvcc ``-gencode`` flags) for ``targets``, in order.
+
+    torch: ``X.Y`` is SASS, ``+PTX`` adds PTX of the same arch; it has no PTX-only entry, so a PTX-only
+    target becomes ``X.Y+PTX`` (plain SASS too).  CMake: ``XY-real``, ``XY-virtual``, plain ``XY`` for
+    both.  nvcc: one ``code=sm_XY`` flag per SASS target, then one ``code=compute_XY`` per PTX target.
+    """
+    torch: list[str] = []
+    cmake: list[str] = []
+    sass: list[str] = []
+    ptx: list[str] = []
+    for t in targets:
+        n, v = t.cc.arch_number, t.variant
+        if t.real and t.virtual:
+            torch.append(f"{t.cc}{v}+PTX")
+            cmake.append(f"{n}{v}")
+        elif t.real:
+            torch.append(f"{t.cc}{v}")
+            cmake.append(f"{n}{v}-real")
+        elif t.virtual:
+            torch.append(f"{t.cc}{v}+PTX")
+            cmake.append(f"{n}{v}-virtual")
+        if t.real:
+            sass.append(f"-gencode arch=compute_{n}{v},code=sm_{n}{v}")
+        if t.virtual:
+            ptx.append(f"-gencode arch=compute_{n}{v},code=compute_{n}{v}")
+    return ";".join(torch), ";".join(cmake), tuple(sass + ptx)
 
 
 @dataclass(frozen=True)
@@ -116,7 +166,8 @@ def query_nvcc(exe: str, runner: Runner) -> NvccInfo:
     return NvccInfo(exe, version, (), "none", f"{exe} lists no targets and its version is unknown")
 
 
-def _uncoverable(cc: ComputeCapability, names: str, toolkit: str) -> str:
+def uncoverable_problem(cc: ComputeCapability, names: str, toolkit: str) -> str:
+    """Why ``toolkit`` cannot build code for ``cc`` (used by ``names``), and which toolkit can."""
     sm = f"sm_{cc.arch_number}"
     able = toolkits_targeting(sm)
     where = (
@@ -149,9 +200,7 @@ def make_plan(
     ccs = sorted({cc for _n, cc in gpus})
     problems: list[str] = []
     explain: list[str] = []
-    torch_parts: list[str] = []
-    cmake_parts: list[str] = []
-    flags: list[str] = []
+    chosen: list[ArchTarget] = []
     buildable: list[ComputeCapability] = []
     covered: set[ComputeCapability] = set()
     for cc in ccs:
@@ -161,16 +210,14 @@ def make_plan(
         names = ", ".join(name for name, c in gpus if c == cc)
         suffix = variant if variant and f"sm_{n}{variant}" in available else ""
         if f"sm_{n}" not in available and not suffix:
-            problems.append(_uncoverable(cc, names, toolkit))
+            problems.append(uncoverable_problem(cc, names, toolkit))
             continue
         if suffix == "f":
             also = [c for c in ccs if c in tables.family_members(n) and c > cc]
             covered.update(also)
             names = ", ".join(name for name, c in gpus if c == cc or c in also)
         buildable.append(cc)
-        torch_parts.append(f"{cc}{suffix}")
-        cmake_parts.append(f"{n}{suffix}-real")
-        flags.append(f"-gencode arch=compute_{n}{suffix},code=sm_{n}{suffix}")
+        chosen.append(ArchTarget(cc, suffix))
         what = f"sm_{n}{suffix}: native code for {names} ({cc}), no JIT at first launch"
         if suffix == "a":
             what += (
@@ -194,22 +241,19 @@ def make_plan(
                 else ""
             )
         explain.append(what + "; costs one more cubin in every fatbin (size) and one more compile pass")
-    if variant and buildable and not any(p.endswith(("a", "f")) for p in torch_parts):
+    if variant and buildable and not any(t.variant for t in chosen):
         explain.append(f"--arch-specific {variant}: the toolkit has no '{variant}' targets for these GPUs")
     if ptx and buildable:
         top = buildable[-1]
         n = top.arch_number
-        if torch_parts[-1] == str(top):
-            torch_parts[-1] += "+PTX"
-            cmake_parts[-1] = f"{n}"
+        if not chosen[-1].variant:
+            chosen[-1] = ArchTarget(top, real=True, virtual=True)
         else:  # the top entry is a/f code: add portable PTX of the plain CC
-            torch_parts.append(f"{top}+PTX")
-            cmake_parts.append(f"{n}-virtual")
             explain.append(
                 f"TORCH_CUDA_ARCH_LIST has no PTX-only entry: {top}+PTX also adds plain sm_{n} code next to the "
-                f"{torch_parts[-2][-1]} code (CMake and nvcc add PTX only)"
+                f"{chosen[-1].variant} code (CMake and nvcc add PTX only)"
             )
-        flags.append(f"-gencode arch=compute_{n},code=compute_{n}")
+            chosen.append(ArchTarget(top, real=False, virtual=True))
         explain.append(
             f"compute_{n} PTX: GPUs newer than {top} run it by JIT (a first-launch compile, cached in "
             f"~/.nv/ComputeCache); costs binary size and build time, and kernels JIT-compiled from it see "
@@ -218,12 +262,13 @@ def make_plan(
         )
     elif buildable:
         explain.append("no PTX: only the GPUs listed run this build; a newer GPU fails with 'no kernel image'")
+    torch_list, cmake_list, flags = format_arch_targets(chosen)
     return Plan(
         gpus=tuple(gpus),
         toolkit=toolkit,
-        torch_cuda_arch_list=";".join(torch_parts),
-        cmake_cuda_architectures=";".join(cmake_parts),
-        nvcc_flags=tuple(flags),
+        torch_cuda_arch_list=torch_list,
+        cmake_cuda_architectures=cmake_list,
+        nvcc_flags=flags,
         explanations=tuple(explain),
         problems=tuple(problems),
     )

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import struct
 
-from cudafit.binary._elf import EM_CUDA, Section, read_elf_header, read_sections
+from cudafit.binary._elf import EM_CUDA, ElfHeader, Section, read_elf_header, read_sections
 from cudafit.binary.facts import CubinInfo, KernelInfo
 from cudafit.binary.fatbin import Buffer
 from cudafit.errors import BinaryFormatError
 
-__all__ = ["cubin_arch", "read_cubin"]
+__all__ = ["cubin_arch", "cubin_is_arch_specific", "read_cubin"]
 
 _SYM64 = struct.Struct("<IBBHQQ")
 _STT_FUNC = 2
@@ -78,13 +78,38 @@ def _notes(data: bytes) -> list[tuple[str, int, bytes]]:
     return out
 
 
-def read_cubin(data: Buffer, origin: int = 0, size: int | None = None) -> CubinInfo:
-    """Describe a (decompressed) cubin: target, kernels and their static resources."""
-    size = len(data) - origin if size is None else size
+def _cubin_header(data: Buffer, origin: int, size: int) -> ElfHeader:
     hdr = read_elf_header(data, origin, size)
     if hdr.machine != EM_CUDA:
         msg = f"not a cubin: e_machine is {hdr.machine}, expected {EM_CUDA} (EM_CUDA)"
         raise BinaryFormatError(msg, offset=origin)
+    return hdr
+
+
+def _compat_says_arch_specific(payload: bytes) -> bool:
+    """The ``.nv.compat`` record EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET = 1 (ptxas 13.x ``a`` cubins)."""
+    return any(attr == _EICOMPAT_ACCELERATOR and value[:1] == b"\x01" for _f, attr, value in _iter_records(payload))
+
+
+def cubin_is_arch_specific(data: Buffer, origin: int = 0, size: int | None = None) -> bool:
+    """Whether a cubin is built for an ``a`` target, reading only the headers and ``.nv.compat``.
+
+    The part of :func:`read_cubin` a scan needs for a bare cubin (flashinfer-cubin has 15,970): no
+    symbol table, no kernels, no section name other than ``.nv.compat`` decoded.
+    """
+    size = len(data) - origin if size is None else size
+    hdr = _cubin_header(data, origin, size)
+    _arch, specific = cubin_arch(hdr.flags, hdr.abi_version)
+    for sec in read_sections(data, hdr, origin, size, only=(".nv.compat",)):
+        if sec.type != 8 and sec.end <= origin + size and _compat_says_arch_specific(bytes(data[sec.offset : sec.end])):
+            specific = True
+    return specific
+
+
+def read_cubin(data: Buffer, origin: int = 0, size: int | None = None) -> CubinInfo:
+    """Describe a (decompressed) cubin: target, kernels and their static resources."""
+    size = len(data) - origin if size is None else size
+    hdr = _cubin_header(data, origin, size)
     arch, arch_specific = cubin_arch(hdr.flags, hdr.abi_version)
     virtual: int | None = (hdr.flags >> 16) & 0xFF if hdr.abi_version < 8 else None
     sections = read_sections(data, hdr, origin, size)
@@ -98,9 +123,7 @@ def read_cubin(data: Buffer, origin: int = 0, size: int | None = None) -> CubinI
     toolkit = ""
     for sec in sections:
         if sec.name == ".nv.compat" or sec.type == _SHT_NV_COMPAT:
-            for _fmt, attr, payload in _iter_records(body(sec)):
-                if attr == _EICOMPAT_ACCELERATOR and payload[:1] == b"\x01":
-                    arch_specific = True
+            arch_specific = arch_specific or _compat_says_arch_specific(body(sec))
         elif sec.name.startswith(".note.nv"):
             for _name, ntype, desc in _notes(body(sec)):
                 if ntype == _NOTE_CUINFO and len(desc) >= 4:

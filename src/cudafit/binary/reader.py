@@ -35,7 +35,7 @@ from cudafit.binary._elf import (
     read_sections,
     section_bounds_ok,
 )
-from cudafit.binary.cubin import cubin_arch, read_cubin
+from cudafit.binary.cubin import cubin_arch, cubin_is_arch_specific
 from cudafit.binary.facts import (
     BinaryFacts,
     Compression,
@@ -256,9 +256,8 @@ def _cubin_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
     hdr = read_elf_header(buf, origin, size)
     arch, arch_specific = cubin_arch(hdr.flags, hdr.abi_version)
     notes: tuple[str, ...] = ()
-    try:
-        info = read_cubin(buf, origin, size)
-        arch_specific = info.arch_specific
+    try:  # headers and .nv.compat only: kernels are read on demand (KernelNameSource)
+        arch_specific = cubin_is_arch_specific(buf, origin, size)
     except BinaryFormatError as err:
         notes = (f"cubin details unreadable: {err}",)
     variant = ArchVariant.ARCH_SPECIFIC if arch_specific else ArchVariant.NONE

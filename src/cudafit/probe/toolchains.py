@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from cudafit.probe.backends import Runner, real_runner
 from cudafit.probe.inventory import Toolchain
 
-__all__ = ["find_nvcc", "find_triton_ptxas", "iter_toolchains", "read_torch_version"]
+__all__ = ["find_nvcc", "find_triton_ptxas", "iter_toolchains", "read_torch_version", "torch_version_from_text"]
 
 _RELEASE = re.compile(r"release (\d+\.\d+)")
 
@@ -77,10 +77,15 @@ def read_torch_version(sites: Sequence[str]) -> tuple[str | None, str | None]:
                 text = fh.read(65536)
         except OSError:
             continue
-        ver = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)", text, re.M)
-        cuda = re.search(r"^cuda\s*(?::\s*[^=]+)?=\s*['\"]([^'\"]+)['\"]", text, re.M)
-        return (ver.group(1) if ver else None), (cuda.group(1) if cuda else None)
+        return torch_version_from_text(text)
     return None, None
+
+
+def torch_version_from_text(text: str) -> tuple[str | None, str | None]:
+    """(``__version__``, ``cuda``) of a ``torch/version.py`` read as text (never imported)."""
+    ver = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)", text, re.M)
+    cuda = re.search(r"^cuda\s*(?::\s*[^=]+)?=\s*['\"]([^'\"]+)['\"]", text, re.M)
+    return (ver.group(1) if ver else None), (cuda.group(1) if cuda else None)
 
 
 def iter_toolchains(sites: Sequence[str], env: Mapping[str, str], runner: Runner = real_runner) -> list[Toolchain]:

@@ -495,6 +495,26 @@ class PreparedFile:
                 by_pos[self._loadable_pos[k]] = decision
         return group_status, by_canon, by_pos
 
+    def module_statuses(
+        self, cc: ComputeCapability, driver: DriverVersion | None = None, jit_allowed: bool = True, gating: bool = True
+    ) -> tuple[list[Status], dict[int, roles.RoleDecision]]:
+        """Each registered module's status on ``cc`` (roles applied) and its role decision, by position."""
+        group_status, by_canon, by_pos = self.statuses(cc, driver, jit_allowed, gating)
+        status: list[Status] = [Status.NONE] * len(self.registered)
+        decisions: dict[int, roles.RoleDecision] = {}
+        for canon, positions in self.groups.items():
+            group_decision = by_canon.get(canon)
+            for pos in positions:
+                d = by_pos.get(pos, group_decision)
+                if d is not None:
+                    decisions[pos] = d
+                status[pos] = (
+                    _ROLE_STATUS[d.role]
+                    if d is not None and d.reason.code != "no-compatible-code"
+                    else (group_status[canon] if d is None else Status.FAILS)
+                )
+        return status, decisions
+
     def counts(
         self, cc: ComputeCapability, driver: DriverVersion | None = None, jit_allowed: bool = True, gating: bool = True
     ) -> Counts:

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from cudafit.targets.interface import ScanItem, Target, error_item
 from cudafit.targets.wheel import WheelTarget
 
-__all__ = ["PipRequirementTarget", "cache_dir"]
+__all__ = ["PipRequirementTarget", "cache_dir", "download_wheels"]
 
 
 def cache_dir() -> str:
@@ -38,35 +38,46 @@ class PipRequirementTarget(Target):
         return f"pip requirement {self.requirement}"
 
     def iter_items(self) -> Iterator[ScanItem]:
-        dest = os.path.join(cache_dir(), _slug(self.requirement + " ".join(self.pip_args)))
-        os.makedirs(dest, exist_ok=True)
-        cmd = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--disable-pip-version-check",
-            "-q",
-            "-d",
-            dest,
-            *self.pip_args,
-            self.requirement,
-        ]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False)
-        except (OSError, subprocess.SubprocessError) as err:
-            yield error_item(self.requirement, f"pip download failed: {err}", "download-failed")
-            return
-        wheels = sorted(f for f in os.listdir(dest) if f.endswith(".whl"))
-        if proc.returncode != 0 or not wheels:
-            detail = (proc.stderr or proc.stdout).strip().splitlines()
-            reason = detail[-1] if detail else f"pip exited with {proc.returncode}"
-            yield error_item(self.requirement, f"pip download failed: {reason}", "download-failed")
+        wheels, error = download_wheels(self.requirement, self.pip_args)
+        if error is not None:
+            yield error_item(self.requirement, error, "download-failed")
             return
         for wheel in wheels:
-            yield from WheelTarget(os.path.join(dest, wheel), display=wheel).iter_items()
+            yield from WheelTarget(wheel, display=os.path.basename(wheel)).iter_items()
+
+
+def download_wheels(requirement: str, pip_args: Sequence[str] = ()) -> tuple[list[str], str | None]:
+    """(paths of the downloaded wheels, error): ``pip download --no-deps --only-binary=:all:`` into the cache.
+
+    pip runs as a subprocess and only binary wheels are accepted, so no build backend (no code of the
+    requirement) ever runs.
+    """
+    dest = os.path.join(cache_dir(), _slug(requirement + " ".join(pip_args)))
+    os.makedirs(dest, exist_ok=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "-q",
+        "-d",
+        dest,
+        *pip_args,
+        requirement,
+    ]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False)
+    except (OSError, subprocess.SubprocessError) as err:
+        return [], f"pip download failed: {err}"
+    wheels = sorted(f for f in os.listdir(dest) if f.endswith(".whl"))
+    if proc.returncode != 0 or not wheels:
+        detail = (proc.stderr or proc.stdout).strip().splitlines()
+        reason = detail[-1] if detail else f"pip exited with {proc.returncode}"
+        return [], f"pip download failed: {reason}"
+    return [os.path.join(dest, w) for w in wheels], None
 
 
 def _slug(text: str) -> str:

@@ -1,0 +1,73 @@
+"""``cudafit audit``: does a built artifact meet an arch-coverage policy? (auditwheel's shape, for CUDA).
+
+* :mod:`~cudafit.audit.spec` reads ``--require`` in torch's, CMake's and nvcc's syntax, or GPU names;
+* :mod:`~cudafit.audit.torch` reads the arch list of a torch build (``--match-torch``);
+* :mod:`~cudafit.audit.policy` reads ``[tool.cudafit.audit]`` from ``pyproject.toml``;
+* :mod:`~cudafit.audit.core` judges every module of every member with the verdict engine.
+
+Rendering (text, ``cudafit.audit/1`` JSON, SARIF, JUnit) is in :mod:`cudafit.report.audit`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from cudafit.audit.core import AuditResult, Policy, TargetResult, audit_items
+from cudafit.audit.spec import Requirement, SpecError, merge_requirements, parse_require
+
+__all__ = [
+    "AuditResult",
+    "Policy",
+    "Requirement",
+    "SpecError",
+    "TargetResult",
+    "iter_targets",
+    "make_policy",
+    "run_audit",
+]
+
+
+def make_policy(
+    specs: Sequence[str],
+    *,
+    allow_specialised: bool = False,
+    allow_jit: bool = False,
+    torch: Any = None,
+    config: str | None = None,
+) -> Policy:
+    """The requirements of every spec, plus the torch build's (``--match-torch``), merged."""
+    groups: list[list[Requirement]] = [parse_require(s) for s in specs]
+    if torch is not None:
+        groups.append(torch.requirements())
+    requirements = merge_requirements(groups)
+    if not requirements:
+        msg = "nothing to require: give --require SPEC or --match-torch (or set them in [tool.cudafit.audit])"
+        raise SpecError(msg)
+    return Policy(requirements, tuple(specs), allow_specialised, allow_jit, torch, config)
+
+
+def iter_targets(specs: Sequence[str], pip_args: Sequence[str] = ()) -> Iterator[tuple[str, Any]]:
+    """(spec, Target) for each command-line target; a directory gives each ``*.whl`` in it, then its loose binaries."""
+    from cudafit.targets import open_target
+    from cudafit.targets.files import DirectoryTarget, iter_candidate_files
+    from cudafit.targets.wheel import WheelTarget
+
+    for spec in specs:
+        if os.path.isdir(spec):
+            wheels = sorted(e.path for e in os.scandir(spec) if e.name.endswith(".whl") and e.is_file())
+            for w in wheels:
+                yield w, WheelTarget(w)
+            if not wheels or next(iter_candidate_files(spec), None) is not None:
+                yield spec, DirectoryTarget(spec)
+            continue
+        yield spec, open_target(spec, pip_args=pip_args)
+
+
+def run_audit(specs: Sequence[str], policy: Policy, *, pip_args: Sequence[str] = ()) -> AuditResult:
+    """Audit every target against ``policy``."""
+    results: list[TargetResult] = []
+    for spec, target in iter_targets(specs, pip_args):
+        results.append(audit_items(spec, target.iter_items(), policy))
+    return AuditResult(policy, tuple(results))

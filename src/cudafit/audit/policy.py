@@ -1,0 +1,123 @@
+"""The audit policy in ``pyproject.toml`` (``[tool.cudafit.audit]``), so ``cudafit audit dist/*.whl`` needs no flags.
+
+::
+
+    [tool.cudafit.audit]
+    require = "7.5 8.0 8.6 9.0 10.0 12.0+PTX"   # or a list of specs: ["7.5 8.0", "H100,RTX 4090"]
+    allow-specialised = true                    # gated/specialised modules may lack code (default false)
+    allow-jit = false                           # PTX JIT does not meet a SASS requirement (default)
+    match-torch = "2.14.1"                      # or a path, or true for this environment's torch
+    torch-index-url = "cu130"                   # where --match-torch VERSION is downloaded from
+
+The file is found like other tools find theirs: the first ``pyproject.toml`` from the working
+directory upwards that has a ``[tool.cudafit.audit]`` table.  It is read with the standard
+library's ``tomllib`` (``tomli`` below Python 3.11).  Flags on the command line override it;
+relative paths in it are relative to the file.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cudafit.audit.spec import SpecError
+
+__all__ = ["FilePolicy", "find_pyproject", "load_policy"]
+
+_KEYS = {"require", "allow-specialised", "allow-jit", "match-torch", "torch-index-url"}
+
+
+@dataclass(frozen=True)
+class FilePolicy:
+    """What ``[tool.cudafit.audit]`` says (``None``: not set there)."""
+
+    path: str
+    require: tuple[str, ...] = ()
+    allow_specialised: bool | None = None
+    allow_jit: bool | None = None
+    match_torch: str | bool | None = None
+    torch_index_url: str | None = None
+
+
+def _load_toml(path: str) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as fh:
+            doc: dict[str, Any] = tomllib.load(fh)
+            return doc
+    except OSError as err:
+        msg = f"cannot read {path}: {err.strerror or err}"
+        raise SpecError(msg) from err
+    except tomllib.TOMLDecodeError as err:
+        msg = f"{path} is not valid TOML: {err}"
+        raise SpecError(msg) from err
+
+
+def _table(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    tool = doc.get("tool")
+    cudafit = tool.get("cudafit") if isinstance(tool, Mapping) else None
+    audit = cudafit.get("audit") if isinstance(cudafit, Mapping) else None
+    return audit if isinstance(audit, Mapping) else None
+
+
+def find_pyproject(start: str | None = None) -> str | None:
+    """The first ``pyproject.toml`` from ``start`` (the working directory) upwards with ``[tool.cudafit.audit]``."""
+    here = os.path.abspath(start or os.getcwd())
+    while True:
+        candidate = os.path.join(here, "pyproject.toml")
+        if os.path.isfile(candidate):
+            try:
+                if _table(_load_toml(candidate)) is not None:
+                    return candidate
+            except SpecError:
+                pass  # someone else's broken pyproject further up is not ours to report
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def load_policy(path: str) -> FilePolicy:
+    """``[tool.cudafit.audit]`` of ``path``, checked: :class:`SpecError` names the key that is wrong."""
+    table = _table(_load_toml(path))
+    if table is None:
+        msg = f"{path} has no [tool.cudafit.audit] table"
+        raise SpecError(msg)
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        msg = (
+            f"{path}: unknown key(s) in [tool.cudafit.audit]: {', '.join(unknown)} (known: {', '.join(sorted(_KEYS))})"
+        )
+        raise SpecError(msg)
+
+    def wrong(key: str, expected: str) -> SpecError:
+        return SpecError(f"{path}: [tool.cudafit.audit] {key} must be {expected}, not {table[key]!r}")
+
+    require: tuple[str, ...] = ()
+    if "require" in table:
+        value = table["require"]
+        if isinstance(value, str):
+            require = (value,)
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            require = tuple(value)
+        else:
+            raise wrong("require", "a string or a list of strings")
+    flags: dict[str, bool | None] = {}
+    for key in ("allow-specialised", "allow-jit"):
+        value = table.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise wrong(key, "true or false")
+        flags[key] = value
+    match = table.get("match-torch")
+    if match is not None and not isinstance(match, (str, bool)):
+        raise wrong("match-torch", "a torch version, a path, or true")
+    index = table.get("torch-index-url")
+    if index is not None and not isinstance(index, str):
+        raise wrong("torch-index-url", "a string")
+    return FilePolicy(path, require, flags["allow-specialised"], flags["allow-jit"], match, index)
