@@ -508,11 +508,7 @@ class PreparedFile:
                 d = by_pos.get(pos, group_decision)
                 if d is not None:
                     decisions[pos] = d
-                status[pos] = (
-                    _ROLE_STATUS[d.role]
-                    if d is not None and d.reason.code != "no-compatible-code"
-                    else (group_status[canon] if d is None else Status.FAILS)
-                )
+                status[pos] = _ROLE_STATUS[d.role] if d is not None else group_status[canon]
         return status, decisions
 
     def counts(
