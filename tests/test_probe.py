@@ -16,6 +16,7 @@ import pytest
 from cudafit import probe
 from cudafit.model import ComputeCapability, CudaVersion, parse_driver_version
 from cudafit.probe.backends import probe_cuda_driver, probe_nvidia_smi, probe_nvml
+from cudafit.probe.fake import NVMLError, NVMLError_LibraryNotFound, RecordedNvml
 from cudafit.probe.inventory import GpuDevice
 from cudafit.probe.ordering import assign_cuda_indices
 from cudafit.probe.toolchains import find_nvcc, read_torch_version
@@ -25,80 +26,7 @@ HOSTS = json.loads((FAKES / "nvml_hosts.json").read_text())
 SCHEMA = json.loads((Path(__file__).parent.parent / "src/cudafit/schema/gpus.json").read_text())
 
 
-class NVMLError(Exception):
-    pass
-
-
-class NVMLError_LibraryNotFound(NVMLError):
-    pass
-
-
-class NVMLError_NotSupported(NVMLError):
-    pass
-
-
-class FakeNvml:
-    """The subset of the pynvml module cudafit calls, answering with recorded host values."""
-
-    def __init__(self, host: dict[str, Any] | None, init_error: Exception | None = None) -> None:
-        self.host = host
-        self.init_error = init_error
-        self.calls: list[str] = []
-
-    def nvmlInit(self) -> None:
-        self.calls.append("init")
-        if self.init_error:
-            raise self.init_error
-
-    def nvmlShutdown(self) -> None:
-        self.calls.append("shutdown")
-
-    def nvmlSystemGetDriverVersion(self) -> str:
-        assert self.host
-        return self.host["driver"]
-
-    def nvmlSystemGetCudaDriverVersion(self) -> int:
-        assert self.host
-        return self.host["cuda"]
-
-    def nvmlDeviceGetCount(self) -> int:
-        assert self.host
-        return len(self.host["devices"])
-
-    def nvmlDeviceGetHandleByIndex(self, i: int) -> dict[str, Any]:
-        assert self.host
-        return self.host["devices"][i]
-
-    def nvmlDeviceGetName(self, h: dict[str, Any]) -> str:
-        return h["name"]
-
-    def nvmlDeviceGetUUID(self, h: dict[str, Any]) -> str:
-        return h["uuid"]
-
-    def nvmlDeviceGetPciInfo(self, h: dict[str, Any]) -> Any:
-        return type("PciInfo", (), {"busId": h["busId"]})()
-
-    def nvmlDeviceGetCudaComputeCapability(self, h: dict[str, Any]) -> tuple[int, int]:
-        return tuple(h["cc"])  # type: ignore[return-value]
-
-    def nvmlDeviceGetMemoryInfo(self, h: dict[str, Any]) -> Any:
-        if h["memory"] is None:  # GB10: unified memory, NVML reports Not Supported
-            raise NVMLError_NotSupported("Not Supported")
-        return type("Memory", (), {"total": h["memory"]})()
-
-    def nvmlDeviceGetMigMode(self, h: dict[str, Any]) -> tuple[int, int]:
-        if h["mig"] is None:
-            raise NVMLError_NotSupported("Not Supported")
-        return tuple(h["mig"])  # type: ignore[return-value]
-
-    def nvmlDeviceGetMaxMigDeviceCount(self, h: dict[str, Any]) -> int:
-        return 7
-
-    def nvmlDeviceGetMigDeviceHandleByIndex(self, h: dict[str, Any], k: int) -> dict[str, Any]:
-        migs = h.get("mig_devices", [])
-        if k >= len(migs):
-            raise NVMLError("Not Found")
-        return {"uuid": migs[k]}
+FakeNvml = RecordedNvml  # the package's replay of a recorded host (cudafit.probe.fake)
 
 
 def smi_runner(text: str, rc: int = 0) -> Any:

@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from cudafit.probe.inventory import GpuDevice, Inventory, Toolchain
@@ -23,6 +24,7 @@ __all__ = [
     "Toolchain",
     "clear_cache",
     "declared_inventory",
+    "inventory_from_dict",
     "inventory_from_file",
     "inventory_to_dict",
     "probe_machine",
@@ -47,16 +49,26 @@ def probe_machine(
     sites: Sequence[str] | None = None,
 ) -> Inventory:
     """Probe this machine.  Every argument after ``toolchains`` injects a backend (tests use fakes)."""
-    key = (deep, toolchains, id(env), id(nvml), id(smi_runner), id(cuda_lib), tuple(sites or ()))
+    fake = (os.environ if env is None else env).get("CUDAFIT_FAKE_NVML")
+    key = (deep, toolchains, id(env), id(nvml), id(smi_runner), id(cuda_lib), tuple(sites or ()), fake)
     if key in _CACHE:
         return _CACHE[key]
     from cudafit.probe.backends import probe_cuda_driver, probe_nvidia_smi, probe_nvml, real_runner
     from cudafit.probe.ordering import assign_cuda_indices
 
     environ: Mapping[str, str] = os.environ if env is None else env
+    nvml_label = "nvml"
+    if nvml is None:
+        from cudafit.probe.fake import fake_nvml_from_env
+
+        replay = fake_nvml_from_env(environ)
+        if replay is not None:  # a recorded host replayed (fleet tests): the source says so
+            nvml, nvml_label = replay
     devices, driver, cuda, problems = probe_nvml(nvml)
-    source = "nvml" if devices or driver else None
-    if source is None:
+    if nvml_label != "nvml":
+        devices = [replace(d, source=nvml_label) for d in devices]
+    source = nvml_label if devices or driver else None
+    if source is None and nvml_label == "nvml":  # a replay never falls back to this machine's nvidia-smi
         d2, drv2, _c2, p2 = probe_nvidia_smi(smi_runner or real_runner)
         if d2 or drv2:
             devices, driver, source = d2, drv2, "nvidia-smi"
@@ -140,34 +152,53 @@ def declared_inventory(names: Sequence[str]) -> tuple[Inventory, list[dict[str, 
 def inventory_from_file(path: str) -> Inventory:
     """An inventory recorded on another machine (``cudafit gpus --json > inv.json``)."""
     from cudafit.errors import ProbeError
-    from cudafit.model import parse_compute_capability, parse_driver_version
 
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
+    except (OSError, ValueError) as err:
+        msg = f"cannot read inventory file {path}: {err}"
+        raise ProbeError(msg) from err
+    try:
+        return inventory_from_dict(doc, source=f"file:{os.path.basename(path)}")
+    except ProbeError as err:
+        msg = f"cannot read inventory file {path}: {err.message}"
+        raise ProbeError(msg) from err
+
+
+def inventory_from_dict(doc: Any, *, source: str) -> Inventory:
+    """The :class:`Inventory` a ``cudafit.gpus/1`` machine document describes (a fleet file holds many)."""
+    from cudafit.errors import ProbeError
+    from cudafit.model import parse_compute_capability, parse_driver_version
+
+    try:
         devices = []
         for i, g in enumerate(doc["gpus"]):
             cc = g.get("compute_capability")
+            mig = g.get("mig_mode")
             devices.append(
                 GpuDevice(
                     index=int(g.get("index", i)),
                     name=str(g["name"]),
                     compute_capability=parse_compute_capability(cc) if cc else None,
-                    source=f"file:{os.path.basename(path)}",
+                    source=source,
                     uuid=g.get("uuid"),
                     pci_bus_id=g.get("pci_bus_id"),
                     memory_mib=g.get("memory_mib"),
+                    mig_mode=mig if isinstance(mig, bool) else None,
+                    mig_devices=tuple(str(m) for m in g.get("mig_devices") or ()),
                     cuda_index=g.get("cuda_index", i),
                 )
             )
         drv = doc.get("driver_version")
         return Inventory(
             devices=tuple(devices),
-            source=f"file:{os.path.basename(path)}",
+            source=source,
             driver_version=parse_driver_version(drv) if drv else None,
+            problems=tuple(str(p) for p in doc.get("problems") or ()),
         )
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        msg = f"cannot read inventory file {path}: {err}"
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        msg = f"not a cudafit.gpus/1 machine document: {type(err).__name__}: {err}"
         raise ProbeError(msg) from err
 
 
