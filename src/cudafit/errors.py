@@ -14,6 +14,7 @@ __all__ = [
     "DecompressionError",
     "DriverUnavailableError",
     "EnvironmentResolutionError",
+    "FleetError",
     "ProbeError",
     "RuleDataError",
     "TargetError",
@@ -103,3 +104,12 @@ class DriverUnavailableError(CudafitError):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
+
+
+class FleetError(CudafitError):
+    """A fleet could not be asked at all (cluster unreachable, no credentials, unreadable fleet file).
+
+    Problems of single nodes are not errors: they become the node's status in the inventory.
+    """
+
+    code = "fleet-source"

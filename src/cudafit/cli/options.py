@@ -38,7 +38,7 @@ def pip_args(args: argparse.Namespace) -> list[str]:
 
 
 def add_verdict_options(p: argparse.ArgumentParser) -> None:
-    """``--gpu``, ``--driver``, output formats."""
+    """``--gpu``, ``--driver``, output formats, ``--fleet``."""
     p.add_argument(
         "--gpu",
         action="append",
@@ -58,7 +58,9 @@ def add_verdict_options(p: argparse.ArgumentParser) -> None:
         "--embedded", action="store_true", help="also judge fatbins libraries embed to load themselves (slower)"
     )
     fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="print the cudafit.check/1 JSON document")
+    fmt.add_argument(
+        "--json", action="store_true", help="print the cudafit.check/1 JSON document (--fleet: cudafit.fleet-check/1)"
+    )
     fmt.add_argument("--markdown", action="store_true", help="print a Markdown report (paste into an issue)")
     p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
     p.add_argument(
@@ -72,6 +74,9 @@ def add_verdict_options(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="always show the coverage columns (native/JIT/partial on CC), even past the terminal's width",
     )
+    from cudafit.cli.fleet import add_fleet_source_options
+
+    add_fleet_source_options(p)
 
 
 def _gpus_and_machine(args: argparse.Namespace) -> tuple[list[Any], Any, dict[str, Any] | None, list[str]]:
@@ -127,6 +132,13 @@ def run_verdicts(
     worse of the two (3 when the driver could not be asked).
     """
     from dataclasses import replace
+
+    if args.nodes_json and not args.fleet:
+        args.fleet = "k8s"
+    if args.fleet:
+        from cudafit.cli.fleet import run_fleet_verdicts
+
+        return run_fleet_verdicts(args, items)
 
     from cudafit.analysis import analyze
     from cudafit.report.check import check_document, render_html, render_markdown, render_text

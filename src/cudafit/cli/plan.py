@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any
 
-from cudafit.cli import EXIT_FAILS, EXIT_OK, EXIT_USAGE
+from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_FAILS, EXIT_OK, EXIT_USAGE
 
 __all__ = ["configure_parser", "execute", "render_markdown"]
 
@@ -47,6 +47,9 @@ def configure_parser(sub: Any) -> None:
         help="use 'a' targets (9.0a: exact CC only) or, with 'f', family targets (10.0f) where the toolkit has them",
     )
     p.add_argument("--no-ptx", action="store_true", help="no PTX for forward compatibility")
+    from cudafit.cli.fleet import add_fleet_source_options
+
+    add_fleet_source_options(p, placement=False)
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print the cudafit.plan/1 JSON document")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown (paste into an issue)")
@@ -122,14 +125,31 @@ def _render_text(doc: dict[str, Any]) -> None:
         console.print(f"[bold red]problem:[/bold red] {escape(problem)}", highlight=False)
 
 
+def _fleet_gpus(args: argparse.Namespace) -> tuple[list[tuple[str, Any]], str | None]:
+    """One (name, compute capability) per GPU model of the fleet's classes: the arch list covers them all."""
+    from cudafit.cli.fleet import load_fleet
+
+    args.scan_env = False
+    fleet = load_fleet(args)
+    seen: dict[tuple[str, str], tuple[str, Any]] = {}
+    for c in fleet.classes:
+        for g in c.gpus:
+            seen.setdefault((g.name, str(g.compute_capability)), (g.name, g.compute_capability))
+    if not seen:
+        return [], "; ".join(fleet.problems) or "no node of the fleet has known GPUs"
+    return list(seen.values()), None
+
+
 def execute(args: argparse.Namespace) -> int:
     """Run ``plan``."""
     from cudafit.plan import make_plan
     from cudafit.probe import declared_inventory
     from cudafit.report.console import dump_json
 
-    if not args.gpu:
-        print("cudafit: plan needs at least one --gpu NAME", file=sys.stderr)
+    if args.nodes_json and not args.fleet:
+        args.fleet = "k8s"
+    if not args.gpu and not args.fleet:
+        print("cudafit: plan needs at least one --gpu NAME (or --fleet SOURCE)", file=sys.stderr)
         return EXIT_USAGE
     inv, errors = declared_inventory(args.gpu)
     if errors:
@@ -141,6 +161,12 @@ def execute(args: argparse.Namespace) -> int:
         print(f"cudafit: {error}", file=sys.stderr)
         return EXIT_USAGE
     gpus = [(d.name, d.compute_capability) for d in inv.devices if d.compute_capability]
+    if args.fleet:
+        fleet_gpus, problem = _fleet_gpus(args)
+        if problem:
+            print(f"cudafit: could not analyse the fleet: {problem}", file=sys.stderr)
+            return EXIT_ANALYSIS_FAILED
+        gpus += fleet_gpus
     plan = make_plan(
         gpus, targets=targets, toolkit=label, arch_specific=args.arch_specific or False, ptx=not args.no_ptx
     )

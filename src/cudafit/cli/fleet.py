@@ -1,0 +1,219 @@
+"""``cudafit fleet ray|k8s|file``: a fleet's inventory; ``--fleet SOURCE`` for check, doctor and plan.
+
+``cudafit fleet ray [--address ADDR] [--scan-env] [--timeout S]`` probes every node of a Ray cluster,
+``cudafit fleet k8s [--context C] [--selector L] [--nodes-json FILE]`` reads GPU Feature Discovery
+labels, ``cudafit fleet file FILE`` reads a fleet file; each prints the node classes (``--json``:
+``cudafit.fleet/1``).  Exit codes: 0 every node described, 1 some node could not be (timeout, no
+labels, garbage, unreachable), 2 usage, 3 the fleet could not be asked at all (cluster
+unreachable, empty cluster, unreadable file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_FAILS, EXIT_OK, EXIT_USAGE
+
+__all__ = ["add_fleet_source_options", "configure_parser", "execute", "load_fleet", "run_fleet_verdicts"]
+
+#: Node statuses that leave the fleet's picture incomplete (exit code 1).
+_INCOMPLETE = ("unknown-gpu", "invalid", "timeout", "unreachable")
+
+
+def configure_parser(sub: Any) -> None:
+    """Register ``fleet``."""
+    p = sub.add_parser(
+        "fleet",
+        help="the GPUs and drivers of a Ray or Kubernetes cluster (or a fleet file), grouped into node classes",
+        description=(
+            "Inventory a fleet: every node's GPUs and driver, grouped into classes of identical facts. "
+            "Exit codes: 0 every node described, 1 some node could not be, 2 usage, 3 the fleet could not be asked."
+        ),
+    )
+    fsub = p.add_subparsers(metavar="source", dest="fleet_source")
+    ray = fsub.add_parser("ray", help="probe every node of a Ray cluster (NVML, no CUDA context)")
+    ray.add_argument("--address", metavar="ADDR", help="Ray cluster address (default: RAY_ADDRESS or auto)")
+    ray.add_argument("--scan-env", action="store_true", help="also list each node's own installed packages")
+    ray.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds each node has to answer")
+    k8s = fsub.add_parser("k8s", help="read NVIDIA GPU Feature Discovery labels of a Kubernetes cluster's nodes")
+    _k8s_options(k8s, prefix="")
+    k8s.add_argument("--timeout", type=float, default=30.0, metavar="S", help="seconds for each API request")
+    f = fsub.add_parser("file", help="read a fleet file (cudafit.fleet/1, or a list of cudafit.gpus/1)")
+    f.add_argument("path", metavar="FILE")
+    for sp in (ray, k8s, f):
+        sp.add_argument("--json", action="store_true", help="print the cudafit.fleet/1 JSON document")
+        sp.set_defaults(func=execute)
+    p.set_defaults(func=lambda _args: _usage(p))
+
+
+def _usage(p: argparse.ArgumentParser) -> int:
+    p.print_help(sys.stderr)
+    return EXIT_USAGE
+
+
+def _k8s_options(p: Any, *, prefix: str) -> None:
+    p.add_argument(f"--{prefix}context", dest="kube_context", metavar="C", help="kubeconfig context")
+    p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig file (default: KUBECONFIG, ~/.kube/config)")
+    p.add_argument("--selector", metavar="L", help="only nodes matching this label selector (as kubectl -l)")
+    p.add_argument("--nodes-json", metavar="FILE", help="read `kubectl get nodes -o json` output instead of the API")
+
+
+def add_fleet_source_options(p: argparse.ArgumentParser, *, placement: bool = True) -> None:
+    """``--fleet FILE|ray|k8s`` and the options of each source (check, doctor, plan)."""
+    g = p.add_argument_group("fleet (judge every node class of a cluster instead of one machine)")
+    g.add_argument(
+        "--fleet",
+        metavar="SOURCE",
+        help="FILE (cudafit.fleet/1 or a list of cudafit.gpus/1), 'ray' (a Ray cluster) or 'k8s' (GFD labels)",
+    )
+    g.add_argument("--ray-address", metavar="ADDR", help="with --fleet ray: the cluster (default: RAY_ADDRESS, auto)")
+    g.add_argument("--scan-env", action="store_true", help="with --fleet ray: judge each node's own environment")
+    g.add_argument("--fleet-timeout", type=float, metavar="S", help="seconds each node / API request may take")
+    _k8s_options(g, prefix="kube-")
+    if placement:
+        g.add_argument(
+            "--emit-placement",
+            action="store_true",
+            help="print a Kubernetes nodeAffinity and a Ray label selector for the node classes where it runs",
+        )
+
+
+def load_fleet(args: argparse.Namespace, *, keep_connection: bool = False) -> Any:
+    """The :class:`~cudafit.fleet.inventory.FleetInventory` the arguments name."""
+    kind = getattr(args, "fleet_source", None) or args.fleet
+    if getattr(args, "nodes_json", None) and kind in (None, "k8s"):
+        from cudafit.fleet.k8s_source import inventory_from_nodes_json
+
+        return inventory_from_nodes_json(args.nodes_json, selector=args.selector)
+    timeout = getattr(args, "fleet_timeout", None) or getattr(args, "timeout", None)
+    if kind == "ray":
+        from cudafit.fleet.ray_source import ray_inventory
+
+        address = getattr(args, "ray_address", None) or getattr(args, "address", None)
+        return ray_inventory(
+            address=address, timeout=timeout or 60.0, scan_env=args.scan_env, keep_connection=keep_connection
+        )
+    if kind == "k8s":
+        from cudafit.fleet.k8s_source import k8s_inventory
+
+        return k8s_inventory(
+            context=args.kube_context, selector=args.selector, kubeconfig=args.kubeconfig, timeout=timeout or 30.0
+        )
+    from cudafit.fleet.files import load_fleet_file
+
+    return load_fleet_file(getattr(args, "path", None) or kind)
+
+
+def _empty_or_unjudged(inv: Any) -> str | None:
+    """Why nothing can be judged, or ``None``."""
+    if not inv.nodes:
+        return "; ".join(inv.problems) or "the fleet has no nodes"
+    if not inv.classes:
+        counts = ", ".join(f"{n} {k}" for k, n in sorted(inv.status_counts().items()))
+        return f"no node of the fleet has known GPUs ({counts}): nothing to judge"
+    return None
+
+
+def _incomplete(inv: Any) -> list[Any]:
+    return [n for n in inv.nodes if n.status in _INCOMPLETE]
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run ``fleet``."""
+    from cudafit.report.console import dump_json, make_console
+    from cudafit.report.fleet import render_inventory_text
+
+    inv = load_fleet(args)
+    doc = inv.to_dict()
+    if args.json:
+        dump_json(doc)
+    else:
+        render_inventory_text(doc, make_console())
+    if not inv.nodes:
+        print(f"cudafit: {'; '.join(inv.problems) or 'the fleet has no nodes'}", file=sys.stderr)
+        return EXIT_ANALYSIS_FAILED
+    missing = _incomplete(inv)
+    if missing:
+        print(
+            f"cudafit: {len(missing)} of {len(inv.nodes)} nodes could not be described "
+            f"({', '.join(sorted({n.status for n in missing}))})",
+            file=sys.stderr,
+        )
+        return EXIT_FAILS
+    return EXIT_OK
+
+
+def fleet_usage_error(args: argparse.Namespace) -> str | None:
+    """Flags that contradict ``--fleet`` (the fleet says which GPUs and drivers there are)."""
+    clash = [
+        flag
+        for flag, value in (("--gpu", args.gpu), ("--inventory", args.inventory), ("--driver", args.driver))
+        if value
+    ]
+    if clash:
+        return f"--fleet judges the fleet's own GPUs and drivers: drop {', '.join(clash)}"
+    if args.scan_env and args.fleet != "ray":
+        return "--scan-env needs --fleet ray (each node scans its own environment)"
+    return None
+
+
+def run_fleet_verdicts(args: argparse.Namespace, items: Iterable[Any]) -> int:
+    """``check``/``doctor --fleet``: judge every node class, render, return the exit code."""
+    from cudafit.fleet.judge import judge_fleet
+    from cudafit.report.console import dump_json, make_console
+    from cudafit.report.fleet import (
+        fleet_check_document,
+        render_fleet_html,
+        render_fleet_markdown,
+        render_fleet_text,
+    )
+    from cudafit.report.progress import with_progress
+    from cudafit.targets.cache import scan_cache
+
+    problem = fleet_usage_error(args)
+    if problem:
+        print(f"cudafit: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    by_env = args.fleet == "ray" and args.scan_env
+    inv = load_fleet(args, keep_connection=by_env)
+    why = _empty_or_unjudged(inv)
+    if why:
+        if by_env:
+            import ray
+
+            ray.shutdown()
+        print(f"cudafit: could not analyse the fleet: {why}", file=sys.stderr)
+        return EXIT_ANALYSIS_FAILED
+    jit_allowed = os.environ.get("CUDA_DISABLE_PTX_JIT", "0") in ("", "0")
+    items_by_env = None
+    if by_env:
+        from cudafit.fleet.ray_source import fetch_env_items
+
+        items_by_env = fetch_env_items(inv)
+        items = ()
+    with scan_cache(enabled=not args.no_cache, embedded=args.embedded):
+        judgement = judge_fleet(with_progress(items), inv, jit_allowed=jit_allowed, items_by_env=items_by_env)
+    placement = None
+    if args.emit_placement:
+        from cudafit.fleet.placement import placement as make_placement
+
+        placement = make_placement(judgement)
+    doc = fleet_check_document(judgement, placement=placement)
+    if args.json:
+        dump_json(doc)
+    elif args.markdown:
+        sys.stdout.write(render_fleet_markdown(doc))
+    else:
+        render_fleet_text(doc, make_console())
+    if args.html:
+        with open(args.html, "w", encoding="utf-8") as fh:
+            fh.write(render_fleet_html(doc))
+    if any(c["status"] in ("fails", "partial") for c in doc["classes"]) or _incomplete(inv):
+        return EXIT_FAILS
+    if any(t["unreadable"] for t in doc["targets"]) and not doc["targets"]:
+        return EXIT_ANALYSIS_FAILED
+    return EXIT_OK

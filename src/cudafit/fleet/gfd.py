@@ -1,0 +1,189 @@
+"""A Kubernetes node's GPUs and driver from NVIDIA GPU Feature Discovery (GFD) labels.
+
+GFD (part of NVIDIA's k8s-device-plugin and of the GPU Operator) labels each GPU node from NVML,
+https://github.com/NVIDIA/k8s-device-plugin/blob/main/docs/gpu-feature-discovery/README.md:
+
+* ``nvidia.com/gpu.product``: the NVML name with spaces as ``-`` (``NVIDIA-H100-80GB-HBM3``); under
+  the MIG ``single`` strategy ``<product>-MIG-<profile>`` (``-MIG-INVALID`` when GFD found the MIG
+  layout inconsistent); ``-SHARED`` is appended when the GPU is time-sliced;
+* ``nvidia.com/gpu.count``, ``nvidia.com/gpu.compute.major`` / ``.minor``, ``nvidia.com/gpu.family``,
+  ``nvidia.com/gpu.memory`` (MiB);
+* the driver: ``nvidia.com/cuda.driver-version.full`` / ``.major`` / ``.minor`` / ``.revision``, and
+  the older (deprecated, still written) ``nvidia.com/cuda.driver.major`` / ``.minor`` / ``.rev``;
+* MIG: ``nvidia.com/mig.capable``, ``nvidia.com/mig.strategy`` (``single`` / ``mixed``), and under
+  ``mixed`` one ``nvidia.com/mig-<profile>.count`` (and ``.memory``...) per MIG profile.
+
+A node with GPUs but without these labels (GFD not deployed) is ``unknown-gpu`` with the fix;
+labels that are present but unreadable make the node ``invalid``, naming each bad label.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from cudafit.errors import UnknownGpuError, ValueParseError
+from cudafit.fleet.inventory import FleetGpu, FleetNode
+from cudafit.model import ComputeCapability, DriverVersion, parse_driver_version
+
+__all__ = ["DEPLOY_GFD_FIX", "GFD_PRODUCT", "driver_label_keys", "node_from_k8s"]
+
+GFD_PRODUCT = "nvidia.com/gpu.product"
+_COUNT = "nvidia.com/gpu.count"
+_CC_MAJOR = "nvidia.com/gpu.compute.major"
+_CC_MINOR = "nvidia.com/gpu.compute.minor"
+_MIG_STRATEGY = "nvidia.com/mig.strategy"
+_MIXED_COUNT = re.compile(r"^nvidia\.com/mig-(?P<profile>[^/]+)\.count$")
+_SINGLE_MIG = re.compile(r"^(?P<base>.+?)-MIG-(?P<profile>.+)$")
+_INT = re.compile(r"^\d+$")
+
+DEPLOY_GFD_FIX = (
+    "deploy NVIDIA GPU Feature Discovery (the NVIDIA GPU Operator includes it) so the node carries "
+    "nvidia.com/gpu.product, nvidia.com/gpu.compute.major/.minor and nvidia.com/cuda.driver-version.* labels: "
+    "https://github.com/NVIDIA/k8s-device-plugin/tree/main/docs/gpu-feature-discovery"
+)
+
+
+def driver_label_keys(labels: Mapping[str, str]) -> tuple[str, ...]:
+    """The label keys that carry this node's driver version, newest form first."""
+    if "nvidia.com/cuda.driver-version.full" in labels:
+        return ("nvidia.com/cuda.driver-version.full",)
+    for prefix, rev in (("nvidia.com/cuda.driver-version.", "revision"), ("nvidia.com/cuda.driver.", "rev")):
+        if f"{prefix}major" in labels:
+            return tuple(f"{prefix}{p}" for p in ("major", "minor", rev) if f"{prefix}{p}" in labels)
+    return ()
+
+
+def _driver(labels: Mapping[str, str], bad: list[str]) -> DriverVersion | None:
+    keys = driver_label_keys(labels)
+    if not keys:
+        return None
+    if len(keys) == 1 and keys[0].endswith(".full"):
+        text = labels[keys[0]]
+    else:
+        parts = [labels[k] for k in keys]
+        if not all(_INT.match(p) for p in parts if p != "") or not parts[0]:
+            bad.extend(f"{k}={labels[k]!r}" for k in keys if labels[k] != "" and not _INT.match(labels[k]))
+            return None
+        text = ".".join(p for p in parts if p != "")
+    try:
+        return parse_driver_version(text)
+    except ValueParseError:
+        bad.append(f"{keys[0]}={labels[keys[0]]!r}")
+        return None
+
+
+def _int_label(labels: Mapping[str, str], key: str, bad: list[str]) -> int | None:
+    value = labels.get(key)
+    if value is None:
+        return None
+    if not _INT.match(value.strip()):
+        bad.append(f"{key}={value!r}")
+        return None
+    return int(value)
+
+
+def _has_gpu_signal(obj: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """Evidence of NVIDIA GPUs without GFD: the device plugin's resource, NFD's PCI vendor label."""
+    status = obj.get("status") or {}
+    for part in ("capacity", "allocatable"):
+        value = str((status.get(part) or {}).get("nvidia.com/gpu", "0"))
+        if value.isdigit() and int(value) > 0:
+            return True
+    return (
+        labels.get("nvidia.com/gpu.present") == "true"
+        or labels.get("feature.node.kubernetes.io/pci-10de.present") == "true"
+        or any(k.startswith("nvidia.com/gpu.") for k in labels)
+    )
+
+
+def node_from_k8s(obj: Any, *, source: str) -> FleetNode:
+    """One ``Node`` object (as ``kubectl get nodes -o json`` or the API lists it) -> a fleet node."""
+    if not isinstance(obj, Mapping):
+        return FleetNode("?", source, "invalid", problems=("a node entry is not a JSON object",))
+    meta = obj.get("metadata") or {}
+    name = str(meta.get("name") or "?")
+    raw_labels = meta.get("labels") or {}
+    if not isinstance(raw_labels, Mapping):
+        return FleetNode(name, source, "invalid", problems=("metadata.labels is not a mapping",))
+    labels = {str(k): str(v) for k, v in raw_labels.items()}
+    problems: list[str] = []
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    ready = next((c.get("status") for c in conditions if isinstance(c, Mapping) and c.get("type") == "Ready"), None)
+    if ready is not None and ready != "True":
+        problems.append("node is not Ready")
+    product = labels.get(GFD_PRODUCT)
+    if product is None:
+        if _has_gpu_signal(obj, labels):
+            return FleetNode(
+                name,
+                source,
+                "unknown-gpu",
+                labels=labels,
+                problems=(*problems, "the node has NVIDIA GPUs but no GPU Feature Discovery labels"),
+                fix=DEPLOY_GFD_FIX,
+            )
+        return FleetNode(name, source, "no-gpu", labels=labels, problems=tuple(problems))
+    bad: list[str] = []
+    count = _int_label(labels, _COUNT, bad)
+    major = _int_label(labels, _CC_MAJOR, bad)
+    minor = _int_label(labels, _CC_MINOR, bad)
+    driver = _driver(labels, bad)
+    strategy = labels.get(_MIG_STRATEGY)
+    gpu_name = product.strip()
+    mig: list[tuple[str, int]] = []
+    mig_enabled: bool | None = None
+    for suffix in ("-SHARED",):
+        if gpu_name.endswith(suffix):
+            gpu_name = gpu_name[: -len(suffix)]
+            problems.append("GPUs are shared (time-slicing): several pods run on one GPU")
+    m = _SINGLE_MIG.match(gpu_name)
+    if m:
+        gpu_name, profile = m.group("base"), m.group("profile")
+        mig_enabled = True
+        if profile == "INVALID":
+            problems.append("GFD reports an invalid MIG layout for the 'single' strategy (label ...-MIG-INVALID)")
+        else:
+            mig.append((profile, count or 0))
+            count = None
+    for key in labels:
+        mm = _MIXED_COUNT.match(key)
+        if mm:
+            n = _int_label(labels, key, bad)
+            if n:
+                mig.append((mm.group("profile"), n))
+                mig_enabled = True
+    if strategy not in (None, "none", "single", "mixed"):
+        bad.append(f"{_MIG_STRATEGY}={strategy!r}")
+    if not re.match(r"^[A-Za-z0-9][A-Za-z0-9 ._()/-]*$", gpu_name):
+        bad.append(f"{GFD_PRODUCT}={product!r}")
+    cc: ComputeCapability | None = None
+    if major is not None and minor is not None:
+        cc = ComputeCapability(major, minor)
+    elif not bad and (major is None) != (minor is None):
+        bad.append(f"only one of {_CC_MAJOR} / {_CC_MINOR} is set")
+    elif not bad:
+        try:  # old GFD releases without compute labels: the GPU table knows the product
+            from cudafit.rules.gpus import resolve_gpu
+
+            cc = resolve_gpu(gpu_name).compute_capability
+            problems.append(f"no {_CC_MAJOR}/.minor labels: compute capability {cc} from cudafit's GPU table")
+        except UnknownGpuError as err:
+            problems.append(f"no compute capability labels and {err.message}")
+    if bad:
+        return FleetNode(
+            name,
+            source,
+            "invalid",
+            labels=labels,
+            problems=(*problems, "unreadable GPU Feature Discovery labels: " + ", ".join(bad)),
+            fix="check the GFD pod on this node (kubectl -n <gfd namespace> logs ...): its labels are not valid",
+        )
+    if cc is None:
+        return FleetNode(name, source, "unknown-gpu", labels=labels, problems=tuple(problems), fix=DEPLOY_GFD_FIX)
+    if driver is None:
+        problems.append("no driver version label: driver-dependent rules (PTX JIT, CUDA runtime floor) not applied")
+    # count 0: not labelled (under the MIG 'single' strategy gpu.count counts MIG devices, not GPUs)
+    gpu = FleetGpu(gpu_name, cc, count if count is not None else 0, mig_enabled, tuple(sorted(mig)))
+    return FleetNode(name, source, "ok", gpus=(gpu,), driver=driver, labels=labels, problems=tuple(problems))

@@ -1,0 +1,400 @@
+"""Rendering of fleets: the inventory (``cudafit.fleet/1``) and the per-class verdict matrix
+(``cudafit.fleet-check/1``: ``check``/``doctor --fleet``) as a rich table, Markdown and HTML.
+
+Pure functions of a :class:`~cudafit.fleet.inventory.FleetInventory` or
+:class:`~cudafit.fleet.judge.FleetJudgement`.  Each class's verdicts and fixes come from
+:func:`cudafit.report.check.check_document` on that class's analysis: the same text one machine of
+that class would get from ``check``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from cudafit import __version__
+
+__all__ = [
+    "FLEET_CHECK_SCHEMA",
+    "fleet_check_document",
+    "render_fleet_html",
+    "render_fleet_markdown",
+    "render_fleet_text",
+    "render_inventory_text",
+    "to_yaml",
+]
+
+FLEET_CHECK_SCHEMA = "cudafit.fleet-check/1"
+_POOLS = (
+    ("native", "runs natively on"),
+    ("jit", "runs only by PTX JIT on"),
+    ("partial", "partial (some kernels fail) on"),
+    ("fails", "fails on"),
+    ("none", "has no device code for"),
+)
+_COLORS = {"native": "green", "jit": "yellow", "partial": "dark_orange", "fails": "red", "none": "dim"}
+_HTML_COLORS = {"native": "#2e7d32", "jit": "#f9a825", "partial": "#ef6c00", "fails": "#c62828", "none": "#9e9e9e"}
+_NOT_JUDGED_IS_PROBLEM = ("unknown-gpu", "invalid", "timeout", "unreachable")
+
+
+def _gpus_text(gpus: list[dict[str, Any]]) -> str:
+    parts = []
+    for g in gpus:
+        name = g["name"]
+        for prefix in ("NVIDIA-", "NVIDIA ", "Tesla-", "Tesla "):
+            if name.startswith(prefix):
+                name = name[len(prefix) :]
+        parts.append(f"{name} ({g['compute_capability']})")
+    return " + ".join(parts)
+
+
+def fleet_check_document(judgement: Any, *, placement: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``cudafit.fleet-check/1``: targets once, then each class with its verdicts, pools, floors."""
+    from cudafit.report.check import check_document
+
+    inv = judgement.inventory
+    targets: list[dict[str, Any]] = []
+    classes = []
+    for cj in judgement.classes:
+        doc = check_document(cj.analysis)
+        if not targets:
+            targets = [
+                {
+                    "name": t["name"],
+                    "version": t["version"],
+                    "path": t["path"],
+                    "runtime_compiled": t["runtime_compiled"],
+                    "files": t["files"],
+                    "unreadable": t["unreadable"],
+                    "inactive": t["inactive"],
+                }
+                for t in doc["targets"]
+            ]
+        c = cj.cls.to_dict()
+        c.update(
+            {
+                "status": cj.status,
+                "best_status": cj.best_status,
+                "driver_floor": str(cj.driver_floor) if cj.driver_floor else None,
+                "driver_limited": cj.driver_limited,
+                "gpus_judged": doc["gpus"],
+                "verdicts": [
+                    {"target": k, "status": t["status"], "by_gpu": t["verdicts"], "fixes": t["fixes"]}
+                    for k, t in enumerate(doc["targets"])
+                ],
+                "actions": doc["actions"],
+            }
+        )
+        classes.append(c)
+    pools = {status: [c["id"] for c in classes if c["status"] == status] for status, _ in _POOLS}
+    unjudged = [{"name": n.name, "status": n.status, "problems": list(n.problems), "fix": n.fix} for n in inv.unjudged]
+    notes = []
+    if not judgement.jit_allowed:
+        notes.append("CUDA_DISABLE_PTX_JIT is set: PTX is not counted as usable")
+    return {
+        "schema": FLEET_CHECK_SCHEMA,
+        "cudafit_version": __version__,
+        "status": judgement.status if judgement.classes else "none",
+        "jit_allowed": judgement.jit_allowed,
+        "fleet": {
+            "source": inv.source,
+            "nodes": len(inv.nodes),
+            "judged": sum(1 for n in inv.nodes if n.judged),
+            "classes": len(inv.classes),
+            "by_status": inv.status_counts(),
+            "problems": list(inv.problems),
+        },
+        "targets": targets,
+        "classes": classes,
+        "pools": pools,
+        "unjudged": unjudged,
+        "placement": placement,
+        "notes": notes,
+    }
+
+
+def _cell(status: str) -> str:
+    return f"[{_COLORS.get(status, 'white')}]{status}[/]"
+
+
+def _floor_text(c: dict[str, Any]) -> str:
+    if c["driver_floor"]:
+        floor = str(c["driver_floor"])
+    elif c["best_status"] in ("fails", "none"):
+        floor = "none helps" if c["best_status"] == "fails" else "-"
+    else:
+        floor = "any"
+    return floor + (" (upgrade)" if c["driver_limited"] else "")
+
+
+def _class_row(c: dict[str, Any], targets: list[dict[str, Any]]) -> list[str]:
+    groups: dict[str, list[str]] = {}
+    for v in c["verdicts"]:
+        if v["status"] not in ("native", "none"):
+            groups.setdefault(v["status"], []).append(targets[v["target"]]["name"])
+    odd = [f"{s}: {', '.join(groups[s])}" for s in ("fails", "partial", "jit") if s in groups]
+    floor = _floor_text(c)
+    return [
+        c["id"],
+        _gpus_text(c["gpus"]),
+        c["driver_version"] or "?",
+        str(c["node_count"]),
+        c["status"],
+        floor,
+        "; ".join(odd) or "-",
+    ]
+
+
+def _pool_lines(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
+    by_id = {c["id"]: c for c in doc["classes"]}
+    out = []
+    for status, label in _POOLS:
+        ids = doc["pools"][status]
+        if ids:
+            listed = ", ".join(f"{i} {_gpus_text(by_id[i]['gpus'])} · {by_id[i]['driver_version'] or '?'}" for i in ids)
+            nodes = sum(by_id[i]["node_count"] for i in ids)
+            out.append((status, label, f"{listed} ({nodes} node{'s' if nodes != 1 else ''})"))
+    return out
+
+
+def _actions(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """(severity, package, where, message), one per distinct message, classes joined."""
+    seen: dict[tuple[str, str], list[str]] = {}
+    sev: dict[tuple[str, str], str] = {}
+    for c in doc["classes"]:
+        for a in c["actions"]:
+            key = (a["package"], a["message"])
+            g = c["gpus_judged"][a["gpu"]]
+            where = f"{c['id']} {g['name']} ({g['compute_capability']}) · {c['driver_version'] or '?'}"
+            seen.setdefault(key, [])
+            if where not in seen[key]:
+                seen[key].append(where)
+            sev[key] = a["severity"]
+    order = {"fails": 0, "partial": 1, "runtime": 2, "jit": 3}
+    rows = [(sev[k], k[0], "; ".join(v), k[1]) for k, v in seen.items()]
+    rows.sort(key=lambda r: (order.get(r[0], 9), r[1]))
+    return rows
+
+
+def render_fleet_text(doc: dict[str, Any], console: Any) -> None:
+    """The class matrix, the pools, what to do, and the nodes that were not judged."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    f = doc["fleet"]
+    console.print(
+        f"[bold]Fleet[/bold] {escape(f['source'])}: {f['nodes']} nodes, {f['judged']} judged in {f['classes']} "
+        f"classes; target: {escape(_targets_text(doc['targets']))}"
+    )
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for col in ("class", "GPUs (CC)", "driver", "nodes", "verdict", "driver floor", "not native"):
+        table.add_column(col, overflow="fold")
+    for c in doc["classes"]:
+        row = [escape(x) for x in _class_row(c, doc["targets"])]
+        row[4] = _cell(c["status"])
+        table.add_row(*row)
+    if doc["classes"]:
+        console.print(table)
+    for status, label, text in _pool_lines(doc):
+        console.print(f"  {_cell(status)} {label}: {escape(text)}")
+    actions = _actions(doc)
+    if actions:
+        console.print("\n[bold]What to do[/bold] (most serious first):")
+        for severity, package, where, message in actions:
+            console.print(f"  {_cell(severity)} {escape(package)} on {escape(where)}: {escape(message)}")
+    _render_unjudged(doc["unjudged"], console)
+    for p in f["problems"]:
+        console.print(f"[red]problem:[/red] {escape(p)}")
+    if doc.get("placement"):
+        render_placement_text(doc["placement"], console)
+    for n in doc["notes"]:
+        console.print(f"note: {escape(n)}")
+
+
+def _targets_text(targets: list[dict[str, Any]]) -> str:
+    if not targets:
+        return "no CUDA code"
+    if len(targets) > 3:
+        return f"{len(targets)} packages with CUDA code ({_target_name(targets[0])}, ... {_target_name(targets[-1])})"
+    return ", ".join(_target_name(t) for t in targets)
+
+
+def _target_name(t: dict[str, Any]) -> str:
+    return f"{t['name']} {t['version']}" if t["version"] else t["name"]
+
+
+def _render_unjudged(unjudged: list[dict[str, Any]], console: Any) -> None:
+    from rich.markup import escape
+
+    shown = [u for u in unjudged if u["status"] != "no-gpu"]
+    if not shown:
+        return
+    console.print(f"\n[bold]Not judged[/bold] ({len(shown)} node{'s' if len(shown) != 1 else ''}):")
+    for u in shown:
+        color = "red" if u["status"] in _NOT_JUDGED_IS_PROBLEM else "dim"
+        why = "; ".join(u["problems"]) or u["status"]
+        console.print(f"  [{color}]{u['status']}[/] {escape(u['name'])}: {escape(why)}")
+        if u["fix"]:
+            console.print(f"    fix: {escape(u['fix'])}")
+
+
+def render_placement_text(placement: dict[str, Any], console: Any) -> None:
+    """The nodeAffinity block (YAML) and the Ray options, ready to paste."""
+    from rich.markup import escape
+
+    console.print(
+        f"\n[bold]Placement[/bold]: classes {', '.join(placement['classes']) or '(none)'} "
+        f"({placement['node_count']} nodes)"
+    )
+    if placement.get("note"):
+        console.print(f"# {escape(placement['note'])}")
+    k8s = placement.get("kubernetes")
+    if k8s is not None:
+        console.print(f"# Kubernetes pod spec ({escape(k8s['note'])})")
+        if k8s["affinity"]:
+            console.print(escape(to_yaml({"affinity": k8s["affinity"]})), highlight=False, soft_wrap=True)
+    ray = placement.get("ray")
+    if ray is not None:
+        console.print(f"# Ray ({escape(ray['note'])})")
+        if ray["label_selector"]:
+            opts = f"label_selector={json.dumps(ray['label_selector'])}"
+            console.print(escape(f"@ray.remote({opts})"), highlight=False, soft_wrap=True)
+        if ray.get("resources"):
+            console.print(escape(f"@ray.remote(resources={json.dumps(ray['resources'])})"), highlight=False)
+
+
+def render_fleet_markdown(doc: dict[str, Any]) -> str:
+    """The class matrix as Markdown (paste into an issue or a runbook)."""
+    f = doc["fleet"]
+    lines = [
+        f"**Fleet** `{f['source']}`: {f['nodes']} nodes, {f['judged']} judged in {f['classes']} classes; "
+        f"target: {_targets_text(doc['targets'])}",
+        "",
+        "| class | GPUs (CC) | driver | nodes | verdict | driver floor | not native |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in doc["classes"]:
+        row = _class_row(c, doc["targets"])
+        row[4] = f"**{row[4]}**"
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    lines.extend(f"- **{status}**: {label} {text}" for status, label, text in _pool_lines(doc))
+    actions = _actions(doc)
+    if actions:
+        lines += ["", "**What to do**", ""]
+        lines.extend(f"- **{s}** `{p}` on {w}: {m}" for s, p, w, m in actions)
+    shown = [u for u in doc["unjudged"] if u["status"] != "no-gpu"]
+    if shown:
+        lines += ["", "**Not judged**", ""]
+        lines.extend(f"- `{u['name']}` {u['status']}: {'; '.join(u['problems'])}" for u in shown)
+    lines += ["", f"_cudafit {doc['cudafit_version']}, {FLEET_CHECK_SCHEMA}_"]
+    return "\n".join(lines) + "\n"
+
+
+def render_fleet_html(doc: dict[str, Any]) -> str:
+    """A self-contained page: classes x packages as a colour grid."""
+    esc = html.escape
+    head = "".join(f"<th>{esc(_target_name(t))}</th>" for t in doc["targets"])
+    rows = []
+    for c in doc["classes"]:
+        cells = "".join(
+            f'<td style="background:{_HTML_COLORS.get(v["status"], "#fff")};color:#fff" '
+            f'title="{esc("; ".join(r["message"] for g in v["by_gpu"] for r in g["reasons"]))}">{esc(v["status"])}</td>'
+            for v in c["verdicts"]
+        )
+        label = f"{c['id']} {_gpus_text(c['gpus'])} · {c['driver_version'] or '?'} ({c['node_count']} nodes)"
+        rows.append(f"<tr><th>{esc(label)}</th>{cells}<td>{esc(_floor_text(c))}</td></tr>")
+    pools = "".join(f"<li><b>{esc(s)}</b> {esc(label)} {esc(text)}</li>" for s, label, text in _pool_lines(doc))
+    actions = "".join(f"<li><b>{esc(s)}</b> {esc(p)} on {esc(w)}: {esc(m)}</li>" for s, p, w, m in _actions(doc))
+    unjudged = "".join(
+        f"<li>{esc(u['name'])} <b>{esc(u['status'])}</b>: {esc('; '.join(u['problems']))}</li>"
+        for u in doc["unjudged"]
+        if u["status"] != "no-gpu"
+    )
+    f = doc["fleet"]
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>cudafit fleet report</title><style>"
+        "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}</style></head><body>"
+        f"<h1>cudafit fleet report</h1><p>{esc(f['source'])}: {f['nodes']} nodes, {f['judged']} judged in "
+        f"{f['classes']} classes; status <b>{esc(doc['status'])}</b></p>"
+        f"<table><tr><th>class</th>{head}<th>driver floor</th></tr>{''.join(rows)}</table>"
+        f"<h2>Pools</h2><ul>{pools or '<li>none</li>'}</ul>"
+        f"<h2>What to do</h2><ul>{actions or '<li>nothing</li>'}</ul>"
+        f"<h2>Not judged</h2><ul>{unjudged or '<li>none</li>'}</ul>"
+        f"<p><small>cudafit {esc(doc['cudafit_version'])}, {FLEET_CHECK_SCHEMA}</small></p></body></html>\n"
+    )
+
+
+def render_inventory_text(doc: dict[str, Any], console: Any) -> None:
+    """``cudafit fleet ...``: one row per class, then the nodes that were not judged."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    s = doc["summary"]
+    counts = ", ".join(f"{n} {k}" for k, n in sorted(s["by_status"].items()))
+    console.print(
+        f"[bold]Fleet[/bold] {escape(doc['source'])}: {s['nodes']} nodes ({escape(counts or 'none')}), "
+        f"{s['classes']} classes"
+    )
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for col in ("class", "GPUs (CC)", "GPUs", "driver", "nodes", "MIG", "env", "example nodes"):
+        table.add_column(col, overflow="fold")
+    for c in doc["classes"]:
+        names = c["nodes"][:3]
+        more = f" +{len(c['nodes']) - 3}" if len(c["nodes"]) > 3 else ""
+        table.add_row(
+            c["id"],
+            escape(_gpus_text(c["gpus"])),
+            str(c["gpu_count"] or "?"),  # 0: not labelled (MIG 'single' labels count MIG devices)
+            escape(c["driver_version"] or "?"),
+            str(c["node_count"]),
+            "yes" if c["mig"] else "-",
+            escape(c["env_fingerprint"] or "-"),
+            escape(", ".join(names) + more),
+        )
+    if doc["classes"]:
+        console.print(table)
+    _render_unjudged(
+        [
+            {"name": n["name"], "status": n["status"], "problems": n["problems"], "fix": n["fix"]}
+            for n in doc["nodes"]
+            if n["status"] != "ok"
+        ],
+        console,
+    )
+    for p in doc["problems"]:
+        console.print(f"[red]problem:[/red] {escape(p)}")
+
+
+def to_yaml(value: Any, indent: int = 0) -> str:
+    """Block YAML for the JSON-like values placement produces (strings quoted, so nothing is retyped)."""
+    pad = "  " * indent
+    if isinstance(value, Mapping):
+        lines = []
+        for k, v in value.items():
+            if isinstance(v, (Mapping, list)) and v:
+                lines.append(f"{pad}{k}:\n{to_yaml(v, indent + 1)}")
+            else:
+                lines.append(f"{pad}{k}: {_scalar(v)}")
+        return "\n".join(lines)
+    if isinstance(value, list):
+        lines = []
+        for v in value:
+            if isinstance(v, (Mapping, list)) and v:
+                body = to_yaml(v, indent + 1)
+                lines.append(f"{pad}- {body.lstrip()}")
+            else:
+                lines.append(f"{pad}- {_scalar(v)}")
+        return "\n".join(lines)
+    return pad + _scalar(value)
+
+
+def _scalar(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, (Mapping, list)):
+        return "{}" if isinstance(v, Mapping) else "[]"
+    return json.dumps(v) if isinstance(v, str) else str(v)
