@@ -183,9 +183,9 @@ def run_fleet_verdicts(args: argparse.Namespace, items: Iterable[Any]) -> int:
     why = _empty_or_unjudged(inv)
     if why:
         if by_env:
-            import ray
+            from cudafit.fleet.ray_source import disconnect
 
-            ray.shutdown()
+            disconnect()
         print(f"cudafit: could not analyse the fleet: {why}", file=sys.stderr)
         return EXIT_ANALYSIS_FAILED
     jit_allowed = os.environ.get("CUDA_DISABLE_PTX_JIT", "0") in ("", "0")

@@ -23,7 +23,7 @@ from typing import Any
 from cudafit.errors import FleetError
 from cudafit.fleet.inventory import FleetInventory, FleetNode, NodeEnv, build_inventory, node_from_inventory
 
-__all__ = ["fetch_env_items", "ray_inventory"]
+__all__ = ["disconnect", "fetch_env_items", "ray_inventory"]
 
 
 def _import_ray() -> Any:
@@ -49,6 +49,9 @@ def _check_reachable(address: str, timeout: float) -> None:
     except OSError as err:
         msg = f"cannot reach the Ray cluster at {address}: {err.strerror or err}"
         raise FleetError(msg) from err
+
+
+_OWNED = {"connection": False}  # whether cudafit opened this process's Ray connection (and so closes it)
 
 
 def _connect(ray: Any, address: str | None, timeout: float) -> bool:
@@ -77,7 +80,16 @@ def _connect(ray: Any, address: str | None, timeout: float) -> bool:
     except Exception as err:  # ray raises RuntimeError/ValueError for bad addresses and version mismatches
         msg = f"cannot connect to the Ray cluster at {addr}: {type(err).__name__}: {err}"
         raise FleetError(msg) from err
+    _OWNED["connection"] = True
     return True
+
+
+def disconnect() -> None:
+    """Close the Ray connection if cudafit opened it (a caller's own connection stays open)."""
+    if _OWNED["connection"]:
+        _OWNED["connection"] = False
+        ray = _import_ray()
+        ray.shutdown()
 
 
 def _names(nodes: Sequence[Mapping[str, Any]]) -> dict[str, str]:
@@ -95,7 +107,8 @@ def _node_from_answer(
 ) -> FleetNode:
     from cudafit.probe import inventory_from_dict
 
-    source = "ray"
+    probed_by = answer["inventory"].get("source") or "no GPU backend answered"
+    source = f"ray ({probed_by})"  # "ray (nvml)"; a replayed fake says "ray (fake-nvml (...))"
     env = None
     raw_env = answer.get("env")
     if raw_env:
@@ -186,13 +199,14 @@ def ray_inventory(
         return build_inventory(out, f"ray:{where}", by_env=scan_env)
     finally:
         if connected and not keep_connection:
-            ray.shutdown()
+            disconnect()
 
 
 def fetch_env_items(inv: FleetInventory, *, timeout: float = 600.0) -> dict[str, list[Any]]:
     """Scan each distinct node environment once, on a node that has it: fingerprint -> scan items.
 
-    Needs the Ray connection :func:`ray_inventory` kept open (``keep_connection=True``); closes it.
+    Needs the Ray connection :func:`ray_inventory` kept open (``keep_connection=True``); closes it
+    if cudafit opened it.
     """
     ray = _import_ray()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -217,5 +231,4 @@ def fetch_env_items(inv: FleetInventory, *, timeout: float = 600.0) -> dict[str,
                 raise FleetError(msg) from err
         return out
     finally:
-        if ray.is_initialized():
-            ray.shutdown()
+        disconnect()

@@ -9,7 +9,8 @@ can never pass for a real one.  Nothing else in cudafit reads the variable.
 
 The host format is what ``scripts/record_probe.py`` writes on a real GPU machine: ``driver``,
 ``cuda`` (1000*major + 10*minor) and ``devices`` (name, uuid, busId, cc, memory bytes or null, mig
-``[current, pending]`` or null, optional ``mig_devices`` UUIDs).
+``[current, pending]`` or null, optional ``mig_devices`` UUIDs).  ``hang_s`` (fakes only) makes
+``nvmlInit`` take that long, standing for a node whose NVML hangs (a fleet probe must time out).
 """
 
 from __future__ import annotations
@@ -66,6 +67,10 @@ class RecordedNvml:
         self.calls.append("init")
         if self.init_error is not None:
             raise self.init_error
+        if self.host is not None and self.host.get("hang_s"):  # a wedged GPU whose NVML never answers in time
+            import time
+
+            time.sleep(float(self.host["hang_s"]))
 
     def nvmlShutdown(self) -> None:
         self.calls.append("shutdown")

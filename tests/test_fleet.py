@@ -1,0 +1,256 @@
+"""Fleets without a cluster: fleet files, the FAKE NVML selected by the environment, classes, judging
+through the single-machine path, placement choices, exit codes, and the 5,000-node synthetic fleet."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from builders import elf, entry, fatbin
+from cudafit import probe
+from cudafit.fleet.files import inventory_from_document, load_fleet_file
+from cudafit.fleet.inventory import FleetGpu, FleetNode, build_inventory
+from cudafit.fleet.judge import judge_fleet
+from cudafit.fleet.placement import ray_selector
+from cudafit.model import ComputeCapability, parse_driver_version
+
+ROOT = Path(__file__).parent.parent
+FAKES = Path(__file__).parent / "fakes"
+HOSTS = FAKES / "nvml_hosts.json"
+FLEET_SCHEMA = json.loads((ROOT / "src/cudafit/schema/fleet.json").read_text())
+CHECK_SCHEMA = json.loads((ROOT / "src/cudafit/schema/fleet_check.json").read_text())
+FLEET_CHECK = json.loads((ROOT / "src/cudafit/schema/check.json").read_text())
+
+
+@pytest.fixture(autouse=True)
+def _fresh_probe_cache() -> None:
+    probe.clear_cache()
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Any:
+    from cudafit.cli import main
+
+    def call(*args: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        rc = main(list(args))
+        out, err = capsys.readouterr()
+        assert "internal error" not in err, err
+        return rc, out, err
+
+    return call
+
+
+def machine_doc(host: str, node: str) -> dict[str, Any]:
+    """What `cudafit gpus --json` prints on a machine whose NVML is the recorded FAKE host."""
+    inv = probe.probe_machine(env={"CUDAFIT_FAKE_NVML": f"{HOSTS}#{host}"})
+    return {**probe.inventory_to_dict(inv), "node": node}
+
+
+def lib(path: Path, *code: tuple[int, int]) -> Path:
+    """A .so with one fatbin: (kind, arch) entries, kind 2 = SASS, 1 = PTX (ISA 9.0)."""
+    entries = [entry(k, a, code_version=(9, 0) if k == 1 else (1, 8)) for k, a in code]
+    path.write_bytes(elf([(".nv_fatbin", fatbin(*entries))]))
+    return path
+
+
+# ------------------------------------------------------------------ the fake NVML and fleet files
+
+
+def test_fake_nvml_is_selected_by_the_environment_and_says_so() -> None:
+    inv = probe.probe_machine(env={"CUDAFIT_FAKE_NVML": f"{HOSTS}#h100x2_580"})
+    assert inv.source == "fake-nvml (nvml_hosts.json#h100x2_580)"
+    assert [d.source for d in inv.devices] == ["fake-nvml (nvml_hosts.json#h100x2_580)"] * 2
+    assert [str(d.compute_capability) for d in inv.devices] == ["9.0", "9.0"]
+    assert str(inv.driver_version) == "580.65.06"
+    bad = probe.probe_machine(env={"CUDAFIT_FAKE_NVML": f"{HOSTS}#nope"})
+    assert bad.devices == ()
+    assert any("no host 'nope'" in p for p in bad.problems)
+    assert not any("nvidia-smi" in p for p in bad.problems)  # a replay never falls back to the real machine
+
+
+def test_fleet_file_of_machine_documents(tmp_path: Path, run: Any) -> None:
+    docs = [machine_doc("t4_535", "a"), machine_doc("h100x2_580", "b"), machine_doc("h100x2_580", "c")]
+    docs.append({"schema": "cudafit.gpus/1", "mode": "machine", "node": "d", "gpus": [{"nope": 1}], "errors": []})
+    path = tmp_path / "fleet.json"
+    path.write_text(json.dumps(docs))
+    inv = load_fleet_file(str(path))
+    assert [(n.name, n.status) for n in inv.nodes] == [("a", "ok"), ("b", "ok"), ("c", "ok"), ("d", "invalid")]
+    assert "not a cudafit.gpus/1 machine document" in inv.nodes[3].problems[0]
+    assert [(c.id, [n.name for n in c.nodes]) for c in inv.classes] == [("c1", ["a"]), ("c2", ["b", "c"])]
+    assert inv.classes[1].gpu_count == 4
+    doc = inv.to_dict()
+    jsonschema.validate(doc, FLEET_SCHEMA)
+    again = inventory_from_document(json.loads(json.dumps(doc)), source="x")  # cudafit.fleet/1 reads back
+    assert again.to_dict()["classes"] == doc["classes"]
+    rc, out, err = run("fleet", "file", str(path))
+    assert rc == 1
+    assert "invalid d: not a cudafit.gpus/1 machine document" in out
+    assert "1 of 4 nodes could not be described (invalid)" in err
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{", "is not JSON"),
+        ('{"schema": "cudafit.check/1"}', "not a fleet file"),
+        ('{"schema": "cudafit.fleet/1", "nodes": 3}', "needs a 'nodes' list"),
+    ],
+)
+def test_unreadable_fleet_files_exit_3(tmp_path: Path, run: Any, content: str, message: str) -> None:
+    path = tmp_path / "f.json"
+    path.write_text(content)
+    rc, out, err = run("check", str(tmp_path), "--fleet", str(path))
+    assert (rc, out) == (3, "")
+    assert message in err
+    rc, _out, err = run("fleet", "file", str(tmp_path / "missing.json"))
+    assert rc == 3
+    assert "cannot read fleet file" in err
+
+
+def test_empty_and_unjudgeable_fleets_exit_3(tmp_path: Path, run: Any) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"schema": "cudafit.fleet/1", "source": "x", "nodes": []}))
+    rc, _out, err = run("check", str(tmp_path), "--fleet", str(empty))
+    assert rc == 3
+    assert "could not analyse the fleet: the fleet has no nodes" in err
+    unknown = tmp_path / "unknown.json"
+    nodes = [{"name": "n1", "status": "unknown-gpu", "gpus": [], "problems": ["no labels"]}]
+    unknown.write_text(json.dumps({"schema": "cudafit.fleet/1", "source": "x", "nodes": nodes}))
+    rc, _out, err = run("check", str(tmp_path), "--fleet", str(unknown))
+    assert rc == 3
+    assert "no node of the fleet has known GPUs (1 unknown-gpu)" in err
+
+
+# ------------------------------------------------------------------ judging = the single-machine path per class
+
+
+def node(name: str, gpu: str, cc: str, driver: str, labels: dict[str, str] | None = None) -> FleetNode:
+    g = FleetGpu(gpu, ComputeCapability(*map(int, cc.split("."))), 1)
+    return FleetNode(name, "test", "ok", gpus=(g,), driver=parse_driver_version(driver), labels=labels or {})
+
+
+def test_each_class_gets_what_check_says_for_one_such_machine(tmp_path: Path, run: Any) -> None:
+    target = lib(tmp_path / "libx.so", (2, 80), (1, 90))
+    fleet = build_inventory(
+        [
+            node("a", "NVIDIA A100-SXM4-80GB", "8.0", "570.124.06"),
+            node("b", "NVIDIA H100 80GB HBM3", "9.0", "570.124.06"),
+            node("c", "NVIDIA H100 80GB HBM3", "9.0", "580.65.06"),
+            node("d", "Tesla T4", "7.5", "580.65.06"),
+        ],
+        "test",
+    )
+    path = tmp_path / "fleet.json"
+    path.write_text(json.dumps(fleet.to_dict()))
+    rc, out, _err = run("check", str(target), "--fleet", str(path), "--json")
+    assert rc == 1
+    doc = json.loads(out)
+    jsonschema.validate(doc, CHECK_SCHEMA)
+    for c in doc["classes"]:
+        gpu = c["gpus"][0]
+        _rc, single, _e = run(
+            "check", str(target), "--gpu", gpu["compute_capability"], "--driver", c["driver_version"], "--json",
+            "--no-probe",
+        )  # fmt: skip
+        one = json.loads(single)
+        jsonschema.validate(one, FLEET_CHECK)
+        (t,) = one["targets"]
+        (v,) = c["verdicts"]
+        assert v["status"] == t["status"]
+        assert [(x["status"], x["counts"], x["reasons"]) for x in v["by_gpu"]] == [
+            (x["status"], x["counts"], x["reasons"]) for x in t["verdicts"]
+        ]
+        assert v["fixes"] == t["fixes"]
+    assert {c["nodes"][0]: c["status"] for c in doc["classes"]} == {
+        "d": "fails",
+        "a": "native",
+        "b": "fails",
+        "c": "jit",
+    }
+
+
+def test_each_environment_is_judged_on_its_own_classes(tmp_path: Path) -> None:
+    from cudafit.fleet.inventory import NodeEnv
+    from cudafit.targets import open_target
+
+    old = list(open_target(str(lib(tmp_path / "old.so", (2, 80)))).iter_items())
+    new = list(open_target(str(lib(tmp_path / "new.so", (2, 80), (2, 90)))).iter_items())
+    env_old = NodeEnv("/py", ("/site",), (("mylib", "1.0"),))
+    env_new = NodeEnv("/py", ("/site",), (("mylib", "2.0"),))
+    h100 = node("x", "NVIDIA H100 80GB HBM3", "9.0", "580.65.06")
+    from dataclasses import replace
+
+    inv = build_inventory(
+        [replace(h100, name="x", env=env_old), replace(h100, name="y", env=env_new)], "t", by_env=True
+    )
+    assert len(inv.classes) == 2  # same GPUs and driver, different environments
+    judged = judge_fleet([], inv, items_by_env={env_old.fingerprint: old, env_new.fingerprint: new})
+    assert {c.cls.nodes[0].name: c.status for c in judged.classes} == {"x": "fails", "y": "native"}
+
+
+def test_ray_placement_prefers_a_shared_label_and_falls_back_to_node_ids() -> None:
+    h100, acc, nid = "NVIDIA H100 80GB HBM3", "ray.io/accelerator-type", "ray.io/node-id"
+    nodes = [
+        node("a", h100, "9.0", "580.65.06", {acc: "H100", nid: "n1"}),
+        node("b", h100, "9.0", "580.65.06", {acc: "H100", nid: "n2"}),
+        node("c", "NVIDIA L4", "8.9", "580.65.06", {acc: "L4", nid: "n3"}),
+    ]
+    sel, note = ray_selector(nodes, {"a", "b"})
+    assert sel == {"label_selector": {"ray.io/accelerator-type": "H100"}, "resources": {"accelerator_type:H100": 0.001}}
+    assert "ray.io/accelerator-type" in note
+    sel, note = ray_selector(nodes, {"a"})  # only one of the H100 nodes: no label separates them
+    assert sel == {"label_selector": {"ray.io/node-id": "n1"}, "resources": None}
+    assert "node ids change" in note
+    sel, _note = ray_selector(nodes, {"a", "c", "b"})
+    assert sel is not None
+    assert sel["label_selector"] == {
+        "ray.io/accelerator-type": "in(H100,L4)"
+    }  # no space: Ray reads it as part of a value
+
+
+def test_exit_0_when_it_runs_everywhere(tmp_path: Path, run: Any) -> None:
+    target = lib(tmp_path / "liby.so", (2, 75), (2, 80), (2, 90), (1, 90))
+    fleet = build_inventory(
+        [node("a", "Tesla T4", "7.5", "535.183.01"), node("b", "NVIDIA H100 80GB HBM3", "9.0", "580.65.06")], "t"
+    )
+    path = tmp_path / "fleet.json"
+    path.write_text(json.dumps(fleet.to_dict()))
+    rc, out, _err = run("check", str(target), "--fleet", str(path))
+    assert rc == 0
+    assert "runs natively on: c1 T4 (7.5) · 535.183.01, c2 H100 80GB HBM3 (9.0) · 580.65.06 (2 nodes)" in out
+
+
+# ------------------------------------------------------------------ scale
+
+
+def bench_module() -> Any:
+    spec = importlib.util.spec_from_file_location("bench_fleet", ROOT / "bench" / "bench_fleet.py")
+    assert spec is not None
+    assert spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_synthetic_5000_node_fleet_is_judged_once_per_class(tmp_path: Path) -> None:
+    from cudafit.report.fleet import fleet_check_document
+    from cudafit.targets import open_target
+
+    fleet = bench_module().synthetic_fleet(5000, 30, seed=0)
+    assert len(fleet.nodes) == 5000
+    assert len(fleet.classes) == 30
+    assert sum(len(c.nodes) for c in fleet.classes) == 5000
+    items = list(open_target(str(lib(tmp_path / "libz.so", (2, 80), (2, 90), (1, 90)))).iter_items())
+    t = time.perf_counter()
+    judged = judge_fleet(items, fleet)
+    doc = fleet_check_document(judged)
+    assert time.perf_counter() - t < 5  # generous for CI; bench/bench_fleet.py measures the torch environment
+    jsonschema.validate(doc, CHECK_SCHEMA)
+    assert sum(c["node_count"] for c in doc["classes"]) == 5000
