@@ -11,6 +11,7 @@ stay in the inventory with their status and the reason: they are reported, never
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -65,9 +66,7 @@ class FleetGpu:
     @property
     def model_key(self) -> tuple[str, str]:
         """What makes two GPUs the same model for grouping (names normalised across sources)."""
-        from cudafit.rules.gpus import normalize_gpu_name
-
-        return normalize_gpu_name(self.name) or self.name, str(self.compute_capability)
+        return _model_key(self.name, self.compute_capability)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -198,6 +197,14 @@ class NodeClass:
             "mig": self.mig,
             "nodes": [n.name for n in self.nodes],
         }
+
+
+@functools.lru_cache(maxsize=4096)
+def _model_key(name: str, cc: ComputeCapability | None) -> tuple[str, str]:
+    """Cached: a fleet repeats a few models thousands of times."""
+    from cudafit.rules.gpus import normalize_gpu_name
+
+    return normalize_gpu_name(name) or name, str(cc)
 
 
 def _short(name: str) -> str:

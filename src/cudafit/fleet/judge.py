@@ -96,6 +96,7 @@ class _Evaluator:
         self.jit_allowed = jit_allowed
         self.base: Analysis | None = None
         self.verdicts: dict[tuple[ComputeCapability, DriverVersion | None], tuple[Any, ...]] = {}
+        self.floors: dict[tuple[Any, ...], tuple[DriverVersion | None, str]] = {}
 
     def ensure(self, ccs: Iterable[ComputeCapability], driver: DriverVersion | None) -> None:
         """Evaluate the pairs not done yet (one ``analyze`` call for all of them)."""
@@ -116,13 +117,44 @@ class _Evaluator:
         self.ensure(ccs, driver)
         return worst_status(_value(v.status) for cc in ccs for v in self.verdicts[(cc, driver)])
 
-    def status_of(self, cc: ComputeCapability) -> Callable[[DriverVersion], str]:
-        """The target's status on ``cc`` as a function of the driver (for the floor search)."""
+    def floor(self, cc: ComputeCapability, candidates: Sequence[DriverVersion]) -> tuple[DriverVersion | None, str]:
+        """(driver floor, best status) of the target on ``cc``, memoised per compute capability.
 
-        def at(driver: DriverVersion) -> str:
-            return self.status([cc], driver)
+        Verdicts only improve as the driver grows, so a package whose status is the same with the lowest
+        and the highest candidate has that status with every candidate: the binary search evaluates only
+        the packages whose status changes (the driver-sensitive ones), usually a few of many.
+        """
+        key = (cc, tuple(candidates))
+        if key in self.floors:
+            return self.floors[key]
+        low = [_value(v.status) for v in self._at(cc, candidates[0])]
+        high = [_value(v.status) for v in self._at(cc, candidates[-1])]
+        best = worst_status(high)
+        sensitive = [k for k, (a, b) in enumerate(zip(low, high, strict=True)) if a != b]
+        if best in ("fails", "none"):  # no device code, or no code for these GPUs: no driver helps
+            result: tuple[DriverVersion | None, str] = (None, best)
+        elif not sensitive:
+            result = (candidates[0], best)
+        else:
+            fixed = worst_status(s for k, s in enumerate(high) if k not in sensitive)
+            assert self.base is not None
+            files = {id(f) for k in sensitive for f in self.base.packages[k].files}
+            subset = [i for i in self.items if id(i.facts) in files]
 
-        return at
+            def status_at(driver: DriverVersion) -> str:
+                from cudafit.rules.engine import TargetGpu
+
+                gpu = TargetGpu(f"compute capability {cc}", cc)
+                part = analyze(subset, [gpu], driver=driver, jit_allowed=self.jit_allowed, include_coverage=False)
+                return worst_status([fixed, *(p.status for p in part.packages)])
+
+            result = (_floor(status_at, candidates, best), best)
+        self.floors[key] = result
+        return result
+
+    def _at(self, cc: ComputeCapability, driver: DriverVersion) -> tuple[Any, ...]:
+        self.ensure([cc], driver)
+        return self.verdicts[(cc, driver)]
 
     def analysis_for(self, cls: NodeClass) -> Analysis:
         """The class's own :class:`Analysis`: its GPU models (names kept) and driver."""
@@ -152,13 +184,8 @@ def _floor_candidates(fleet_drivers: Iterable[DriverVersion]) -> list[DriverVers
     return [_NO_FLOOR, *sorted(found)]
 
 
-def _floor(
-    status_at: Callable[[DriverVersion], str], candidates: Sequence[DriverVersion]
-) -> tuple[DriverVersion | None, str]:
-    """(lowest candidate with the best status, best status); ``None`` when no driver helps (code missing)."""
-    best = status_at(candidates[-1])
-    if best in ("fails", "none"):  # no device code, or no code for these GPUs: no driver helps
-        return None, best
+def _floor(status_at: Callable[[DriverVersion], str], candidates: Sequence[DriverVersion], best: str) -> DriverVersion:
+    """The lowest candidate whose status is ``best`` (the highest candidate's): a binary search."""
     lo, hi = 0, len(candidates) - 1  # invariant: candidates[hi] gives the best status
     while lo < hi:
         mid = (lo + hi) // 2
@@ -166,7 +193,7 @@ def _floor(
             hi = mid
         else:
             lo = mid + 1
-    return candidates[hi], best
+    return candidates[hi]
 
 
 def judge_fleet(
@@ -208,7 +235,7 @@ def judge_fleet(
         ccs = cls.compute_capabilities
         if floors:
             best = ev.status(ccs, candidates[-1])
-            per_cc = [_floor(ev.status_of(cc), candidates) for cc in ccs]
+            per_cc = [ev.floor(cc, candidates) for cc in ccs]
             known = [f for f, _b in per_cc if f is not None]
             floor = max(known) if known and len(known) == len(per_cc) else None
             if floor == _NO_FLOOR:
