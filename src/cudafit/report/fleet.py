@@ -246,7 +246,7 @@ def render_placement_text(placement: dict[str, Any], console: Any) -> None:
 
     console.print(
         f"\n[bold]Placement[/bold]: classes {', '.join(placement['classes']) or '(none)'} "
-        f"({placement['node_count']} nodes)"
+        f"({placement['node_count']} node{'s' if placement['node_count'] != 1 else ''})"
     )
     if placement.get("note"):
         console.print(f"# {escape(placement['note'])}")
