@@ -15,3 +15,21 @@ import tempfile  # noqa: E402
 
 # Never touch the user's cache from tests (subprocesses inherit this too).
 os.environ["CUDAFIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="cudafit-test-cache-")
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
+    """The CLI entry point in this process: (exit code, stdout, stderr); imports are paid once per session."""
+    from cudafit.cli import main
+
+    def call(*args: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        rc = main(list(args))
+        out, err = capsys.readouterr()
+        assert "internal error" not in err, err
+        return rc, out, err
+
+    return call

@@ -33,20 +33,6 @@ def _fresh_probe_cache() -> None:
     probe.clear_cache()
 
 
-@pytest.fixture
-def run(capsys: pytest.CaptureFixture[str]) -> Any:
-    from cudafit.cli import main
-
-    def call(*args: str) -> tuple[int, str, str]:
-        capsys.readouterr()
-        rc = main(list(args))
-        out, err = capsys.readouterr()
-        assert "internal error" not in err, err
-        return rc, out, err
-
-    return call
-
-
 def machine_doc(host: str, node: str) -> dict[str, Any]:
     """What `cudafit gpus --json` prints on a machine whose NVML is the recorded FAKE host."""
     inv = probe.probe_machine(env={"CUDAFIT_FAKE_NVML": f"{HOSTS}#{host}"})
@@ -75,7 +61,7 @@ def test_fake_nvml_is_selected_by_the_environment_and_says_so() -> None:
     assert not any("nvidia-smi" in p for p in bad.problems)  # a replay never falls back to the real machine
 
 
-def test_fleet_file_of_machine_documents(tmp_path: Path, run: Any) -> None:
+def test_fleet_file_of_machine_documents(tmp_path: Path, cli: Any) -> None:
     docs = [machine_doc("t4_535", "a"), machine_doc("h100x2_580", "b"), machine_doc("h100x2_580", "c")]
     docs.append({"schema": "cudafit.gpus/1", "mode": "machine", "node": "d", "gpus": [{"nope": 1}], "errors": []})
     path = tmp_path / "fleet.json"
@@ -89,7 +75,7 @@ def test_fleet_file_of_machine_documents(tmp_path: Path, run: Any) -> None:
     jsonschema.validate(doc, FLEET_SCHEMA)
     again = inventory_from_document(json.loads(json.dumps(doc)), source="x")  # cudafit.fleet/1 reads back
     assert again.to_dict()["classes"] == doc["classes"]
-    rc, out, err = run("fleet", "file", str(path))
+    rc, out, err = cli("fleet", "file", str(path))
     assert rc == 1
     assert "invalid d: not a cudafit.gpus/1 machine document" in out
     assert "1 of 4 nodes could not be described (invalid)" in err
@@ -103,27 +89,27 @@ def test_fleet_file_of_machine_documents(tmp_path: Path, run: Any) -> None:
         ('{"schema": "cudafit.fleet/1", "nodes": 3}', "needs a 'nodes' list"),
     ],
 )
-def test_unreadable_fleet_files_exit_3(tmp_path: Path, run: Any, content: str, message: str) -> None:
+def test_unreadable_fleet_files_exit_3(tmp_path: Path, cli: Any, content: str, message: str) -> None:
     path = tmp_path / "f.json"
     path.write_text(content)
-    rc, out, err = run("check", str(tmp_path), "--fleet", str(path))
+    rc, out, err = cli("check", str(tmp_path), "--fleet", str(path))
     assert (rc, out) == (3, "")
     assert message in err
-    rc, _out, err = run("fleet", "file", str(tmp_path / "missing.json"))
+    rc, _out, err = cli("fleet", "file", str(tmp_path / "missing.json"))
     assert rc == 3
     assert "cannot read fleet file" in err
 
 
-def test_empty_and_unjudgeable_fleets_exit_3(tmp_path: Path, run: Any) -> None:
+def test_empty_and_unjudgeable_fleets_exit_3(tmp_path: Path, cli: Any) -> None:
     empty = tmp_path / "empty.json"
     empty.write_text(json.dumps({"schema": "cudafit.fleet/1", "source": "x", "nodes": []}))
-    rc, _out, err = run("check", str(tmp_path), "--fleet", str(empty))
+    rc, _out, err = cli("check", str(tmp_path), "--fleet", str(empty))
     assert rc == 3
     assert "could not analyse the fleet: the fleet has no nodes" in err
     unknown = tmp_path / "unknown.json"
     nodes = [{"name": "n1", "status": "unknown-gpu", "gpus": [], "problems": ["no labels"]}]
     unknown.write_text(json.dumps({"schema": "cudafit.fleet/1", "source": "x", "nodes": nodes}))
-    rc, _out, err = run("check", str(tmp_path), "--fleet", str(unknown))
+    rc, _out, err = cli("check", str(tmp_path), "--fleet", str(unknown))
     assert rc == 3
     assert "no node of the fleet has known GPUs (1 unknown-gpu)" in err
 
@@ -136,7 +122,7 @@ def node(name: str, gpu: str, cc: str, driver: str, labels: dict[str, str] | Non
     return FleetNode(name, "test", "ok", gpus=(g,), driver=parse_driver_version(driver), labels=labels or {})
 
 
-def test_each_class_gets_what_check_says_for_one_such_machine(tmp_path: Path, run: Any) -> None:
+def test_each_class_gets_what_check_says_for_one_such_machine(tmp_path: Path, cli: Any) -> None:
     target = lib(tmp_path / "libx.so", (2, 80), (1, 90))
     fleet = build_inventory(
         [
@@ -149,13 +135,13 @@ def test_each_class_gets_what_check_says_for_one_such_machine(tmp_path: Path, ru
     )
     path = tmp_path / "fleet.json"
     path.write_text(json.dumps(fleet.to_dict()))
-    rc, out, _err = run("check", str(target), "--fleet", str(path), "--json")
+    rc, out, _err = cli("check", str(target), "--fleet", str(path), "--json")
     assert rc == 1
     doc = json.loads(out)
     jsonschema.validate(doc, CHECK_SCHEMA)
     for c in doc["classes"]:
         gpu = c["gpus"][0]
-        _rc, single, _e = run(
+        _rc, single, _e = cli(
             "check", str(target), "--gpu", gpu["compute_capability"], "--driver", c["driver_version"], "--json",
             "--no-probe",
         )  # fmt: skip
@@ -215,14 +201,14 @@ def test_ray_placement_prefers_a_shared_label_and_falls_back_to_node_ids() -> No
     }  # no space: Ray reads it as part of a value
 
 
-def test_exit_0_when_it_runs_everywhere(tmp_path: Path, run: Any) -> None:
+def test_exit_0_when_it_runs_everywhere(tmp_path: Path, cli: Any) -> None:
     target = lib(tmp_path / "liby.so", (2, 75), (2, 80), (2, 90), (1, 90))
     fleet = build_inventory(
         [node("a", "Tesla T4", "7.5", "535.183.01"), node("b", "NVIDIA H100 80GB HBM3", "9.0", "580.65.06")], "t"
     )
     path = tmp_path / "fleet.json"
     path.write_text(json.dumps(fleet.to_dict()))
-    rc, out, _err = run("check", str(target), "--fleet", str(path))
+    rc, out, _err = cli("check", str(target), "--fleet", str(path))
     assert rc == 0
     assert "runs natively on: c1 T4 (7.5) · 535.183.01, c2 H100 80GB HBM3 (9.0) · 580.65.06 (2 nodes)" in out
 

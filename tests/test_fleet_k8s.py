@@ -212,21 +212,6 @@ def subprocess_run(*args: str) -> tuple[int, str, str]:
     return p.returncode, p.stdout, p.stderr
 
 
-@pytest.fixture
-def run(capsys: pytest.CaptureFixture[str]) -> Any:
-    """The CLI in this process (same entry point, imports paid once per test session)."""
-    from cudafit.cli import main
-
-    def call(*args: str) -> tuple[int, str, str]:
-        capsys.readouterr()
-        rc = main(list(args))
-        out, err = capsys.readouterr()
-        assert "internal error" not in err, err
-        return rc, out, err
-
-    return call
-
-
 def test_client_lists_nodes_through_pages(api: tuple[str, type[_Api]], monkeypatch: pytest.MonkeyPatch) -> None:
     from cudafit.fleet import k8s_source
 
@@ -251,7 +236,7 @@ def test_client_lists_nodes_through_pages(api: tuple[str, type[_Api]], monkeypat
     }
 
 
-def test_cli_inventory_json_and_selector(api: tuple[str, type[_Api]], run: Any) -> None:
+def test_cli_inventory_json_and_selector(api: tuple[str, type[_Api]], cli: Any) -> None:
     kubeconfig, handler = api
     rc, out, err = subprocess_run("fleet", "k8s", "--kubeconfig", kubeconfig, "--json")
     assert rc == 1, err  # one node has GPUs but no GFD labels
@@ -259,7 +244,7 @@ def test_cli_inventory_json_and_selector(api: tuple[str, type[_Api]], run: Any) 
     jsonschema.validate(doc, FLEET_SCHEMA)
     assert doc["summary"]["by_status"] == {"no-gpu": 1, "ok": 10, "unknown-gpu": 1}
     assert "1 of 12 nodes could not be described (unknown-gpu)" in err
-    rc, out, err = run(
+    rc, out, err = cli(
         "fleet", "k8s", "--kubeconfig", kubeconfig, "--selector", "nvidia.com/gpu.family=hopper", "--json"
     )
     assert rc == 0, err
@@ -271,24 +256,24 @@ def test_cli_inventory_json_and_selector(api: tuple[str, type[_Api]], run: Any) 
         "gpu-h100-shared-1",
     ]
     assert any("labelSelector=nvidia.com/gpu.family%3Dhopper" in r for r in handler.requests)
-    rc, out, _err = run("fleet", "k8s", "--kubeconfig", kubeconfig)
+    rc, out, _err = cli("fleet", "k8s", "--kubeconfig", kubeconfig)
     assert rc == 1
     assert "deploy NVIDIA GPU Feature Discovery" in out
 
 
-def test_nodes_json_gives_the_same_inventory(api: tuple[str, type[_Api]], run: Any) -> None:
+def test_nodes_json_gives_the_same_inventory(api: tuple[str, type[_Api]], cli: Any) -> None:
     kubeconfig, _h = api
-    _rc, live, _e = run("fleet", "k8s", "--kubeconfig", kubeconfig, "--json")
-    _rc, file, _e = run("fleet", "k8s", "--nodes-json", str(NODES), "--json")
+    _rc, live, _e = cli("fleet", "k8s", "--kubeconfig", kubeconfig, "--json")
+    _rc, file, _e = cli("fleet", "k8s", "--nodes-json", str(NODES), "--json")
     strip = lambda d: {k: v for k, v in json.loads(d).items() if k != "source"}  # noqa: E731
     assert strip(live) == strip(file)
-    _rc, out, _e = run(
+    _rc, out, _e = cli(
         "fleet", "k8s", "--nodes-json", str(NODES), "--selector", "nvidia.com/gpu.product in (NVIDIA-L4)", "--json"
     )
     assert [n["name"] for n in json.loads(out)["nodes"]] == ["gpu-l4-1", "gpu-l4-2"]
 
 
-def test_unreachable_refused_and_empty_clusters(tmp_path: Path, api: tuple[str, type[_Api]], run: Any) -> None:
+def test_unreachable_refused_and_empty_clusters(tmp_path: Path, api: tuple[str, type[_Api]], cli: Any) -> None:
     import socket
 
     with socket.socket() as s:  # a port nobody listens on
@@ -300,17 +285,17 @@ def test_unreachable_refused_and_empty_clusters(tmp_path: Path, api: tuple[str, 
     assert rc == 3
     assert out == ""
     assert "cannot reach the Kubernetes API at http://127.0.0.1:" in err
-    rc, _out, err = run("check", str(tmp_path), "--fleet", "k8s", "--kubeconfig", str(dead))
+    rc, _out, err = cli("check", str(tmp_path), "--fleet", "k8s", "--kubeconfig", str(dead))
     assert rc == 3
     assert "cannot reach the Kubernetes API" in err
     kubeconfig, _handler = api
     wrong = tmp_path / "wrong"
     write_kubeconfig(wrong, json.loads(Path(kubeconfig).read_text())["clusters"][0]["cluster"]["server"], "other")
-    rc, _out, err = run("fleet", "k8s", "--kubeconfig", str(wrong))
+    rc, _out, err = cli("fleet", "k8s", "--kubeconfig", str(wrong))
     assert rc == 3
     assert "refused to list nodes: HTTP 403" in err
     assert "kubectl auth can-i list nodes" in err
-    rc, _out, err = run("fleet", "k8s", "--kubeconfig", kubeconfig, "--selector", "pool=nonexistent")
+    rc, _out, err = cli("fleet", "k8s", "--kubeconfig", kubeconfig, "--selector", "pool=nonexistent")
     assert rc == 3
     assert "the cluster has no nodes matching --selector 'pool=nonexistent'" in err
     from cudafit.fleet.k8s_source import k8s_inventory
@@ -319,17 +304,17 @@ def test_unreachable_refused_and_empty_clusters(tmp_path: Path, api: tuple[str, 
         k8s_inventory(kubeconfig=str(tmp_path / "missing"))
 
 
-def test_bad_nodes_json_files(tmp_path: Path, run: Any) -> None:
+def test_bad_nodes_json_files(tmp_path: Path, cli: Any) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    rc, _o, err = run("fleet", "k8s", "--nodes-json", str(bad))
+    rc, _o, err = cli("fleet", "k8s", "--nodes-json", str(bad))
     assert rc == 3
     assert "is not JSON" in err
     bad.write_text(json.dumps({"kind": "PodList", "items": []}))
-    rc, _o, err = run("fleet", "k8s", "--nodes-json", str(bad))
+    rc, _o, err = cli("fleet", "k8s", "--nodes-json", str(bad))
     assert rc == 3
     assert "not a Kubernetes node list" in err
-    rc, out, err = run("fleet", "k8s", "--nodes-json", str(GARBAGE))
+    rc, out, err = cli("fleet", "k8s", "--nodes-json", str(GARBAGE))
     assert rc == 1
     assert "gpu-bad-cc" in out
     assert "H100-80GB-HBM3" in out  # the good node is still there
@@ -366,11 +351,11 @@ def scheduled_on(affinity: dict[str, Any]) -> set[str]:
 
 
 def test_check_fleet_k8s_matrix_floors_and_exact_placement(
-    tmp_path: Path, api: tuple[str, type[_Api]], run: Any
+    tmp_path: Path, api: tuple[str, type[_Api]], cli: Any
 ) -> None:
     kubeconfig, _h = api
     target = lib(tmp_path / "libk.so")
-    rc, out, err = run("check", str(target), "--fleet", "k8s", "--kubeconfig", kubeconfig, "--json", "--emit-placement")
+    rc, out, err = cli("check", str(target), "--fleet", "k8s", "--kubeconfig", kubeconfig, "--json", "--emit-placement")
     assert rc == 1, err
     doc = json.loads(out)
     jsonschema.validate(doc, CHECK_SCHEMA)
@@ -419,10 +404,10 @@ def test_check_fleet_k8s_matrix_floors_and_exact_placement(
     }  # H100 runs on 580 only: the driver is pinned for that product
 
 
-def test_placement_text_is_valid_yaml_and_markdown_html(tmp_path: Path, run: Any) -> None:
+def test_placement_text_is_valid_yaml_and_markdown_html(tmp_path: Path, cli: Any) -> None:
     yaml = pytest.importorskip("yaml")
     target = lib(tmp_path / "libk.so")
-    rc, out, _err = run("check", str(target), "--fleet", "k8s", "--nodes-json", str(NODES), "--emit-placement")
+    rc, out, _err = cli("check", str(target), "--fleet", "k8s", "--nodes-json", str(NODES), "--emit-placement")
     assert rc == 1
     block = out[out.index("affinity:") :]
     block = block[: block.index("\n#") if "\n#" in block else len(block)]
@@ -430,7 +415,7 @@ def test_placement_text_is_valid_yaml_and_markdown_html(tmp_path: Path, run: Any
     assert scheduled_on(parsed["affinity"]) >= {"gpu-h100-1", "gpu-b200-1"}
     assert "fails on: c1 T4 (7.5) · 535.183.01, c6 H100-80GB-HBM3 (9.0) · 570.124.06 (2 nodes)" in out
     html_path = tmp_path / "r.html"
-    rc, md, _err = run(
+    rc, md, _err = cli(
         "check", str(target), "--fleet", "k8s", "--nodes-json", str(NODES), "--markdown", "--html", str(html_path)
     )
     assert rc == 1
@@ -440,23 +425,23 @@ def test_placement_text_is_valid_yaml_and_markdown_html(tmp_path: Path, run: Any
     assert "c6 H100-80GB-HBM3 (9.0)" in page
 
 
-def test_plan_covers_the_whole_fleet(run: Any) -> None:
-    rc, out, err = run("plan", "--fleet", "k8s", "--nodes-json", str(NODES), "--cuda", "13.0", "--json")
+def test_plan_covers_the_whole_fleet(cli: Any) -> None:
+    rc, out, err = cli("plan", "--fleet", "k8s", "--nodes-json", str(NODES), "--cuda", "13.0", "--json")
     assert rc == 0, err
     doc = json.loads(out)
     assert doc["torch_cuda_arch_list"] == "7.5;8.0;8.9;9.0;10.0+PTX"
-    rc, out, err = run(
+    rc, out, err = cli(
         "plan", "--fleet", "k8s", "--nodes-json", str(NODES), "--gpu", "rtx 5090", "--cuda", "13.0", "--json"
     )
     assert json.loads(out)["torch_cuda_arch_list"] == "7.5;8.0;8.9;9.0;10.0;12.0+PTX"
 
 
-def test_usage_errors(run: Any) -> None:
-    rc, _o, err = run("check", str(ROOT), "--fleet", "k8s", "--nodes-json", str(NODES), "--gpu", "h100")
+def test_usage_errors(cli: Any) -> None:
+    rc, _o, err = cli("check", str(ROOT), "--fleet", "k8s", "--nodes-json", str(NODES), "--gpu", "h100")
     assert rc == 2
     assert "drop --gpu" in err
-    rc, _o, err = run("check", str(ROOT), "--fleet", "k8s", "--nodes-json", str(NODES), "--scan-env")
+    rc, _o, err = cli("check", str(ROOT), "--fleet", "k8s", "--nodes-json", str(NODES), "--scan-env")
     assert rc == 2
     assert "--scan-env needs --fleet ray" in err
-    rc, _o, _e = run("fleet")
+    rc, _o, _e = cli("fleet")
     assert rc == 2

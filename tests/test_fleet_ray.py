@@ -61,21 +61,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         c.shutdown()
 
 
-@pytest.fixture
-def run(capsys: pytest.CaptureFixture[str]) -> Any:
-    """The CLI in this process, which is already a driver of the test cluster (cudafit reuses it)."""
-    from cudafit.cli import main
-
-    def call(*args: str) -> tuple[int, str, str]:
-        capsys.readouterr()
-        rc = main(list(args))
-        out, err = capsys.readouterr()
-        assert "internal error" not in err, err
-        return rc, out, err
-
-    return call
-
-
 def test_fleet_ray_probes_every_node_as_a_user_runs_it(cluster: dict[str, Any]) -> None:
     """A separate process connects, ships cudafit (py_modules) and pins one probe to each node."""
     p = subprocess.run(
@@ -113,10 +98,10 @@ def lib(path: Path) -> Path:
 
 
 def test_check_fleet_ray_matrix_and_placement_checked_by_rays_scheduler(
-    cluster: dict[str, Any], tmp_path: Path, run: Any
+    cluster: dict[str, Any], tmp_path: Path, cli: Any
 ) -> None:
     target = lib(tmp_path / "libk.so")
-    rc, out, err = run(
+    rc, out, err = cli(
         "check", str(target), "--fleet", "ray", "--ray-address", cluster["address"], "--json", "--emit-placement"
     )
     assert rc == 1, err
@@ -152,13 +137,13 @@ def test_check_fleet_ray_matrix_and_placement_checked_by_rays_scheduler(
     assert ran == {"t4": False, "h100": True, "turing-ampere": False}
 
 
-def test_timeout_and_dead_nodes_are_reported_not_dropped(cluster: dict[str, Any], run: Any) -> None:
+def test_timeout_and_dead_nodes_are_reported_not_dropped(cluster: dict[str, Any], cli: Any) -> None:
     hosts: Path = cluster["hosts"]
     doc = json.loads(hosts.read_text())
     doc["mixed_2080_3090"]["hang_s"] = 60  # this node's NVML hangs
     hosts.write_text(json.dumps(doc))
     t = time.monotonic()
-    rc, out, err = run("fleet", "ray", "--address", cluster["address"], "--timeout", "4", "--json")
+    rc, out, err = cli("fleet", "ray", "--address", cluster["address"], "--timeout", "4", "--json")
     assert time.monotonic() - t < 30
     assert rc == 1
     assert "1 of 3 nodes could not be described (timeout)" in err
@@ -167,7 +152,7 @@ def test_timeout_and_dead_nodes_are_reported_not_dropped(cluster: dict[str, Any]
     assert nodes["turing-ampere"]["problems"] == ["no answer from the probe within 4 s"]
     assert nodes["h100"]["status"] == "ok"  # nothing else lost
     assert nodes["t4"]["status"] == "ok"
-    rc, out, _err = run("check", str(ROOT / "tests/fixtures/bin/libmulti.so"), "--fleet", "ray", "--ray-address",
+    rc, out, _err = cli("check", str(ROOT / "tests/fixtures/bin/libmulti.so"), "--fleet", "ray", "--ray-address",
                         cluster["address"], "--fleet-timeout", "4")  # fmt: skip
     assert rc == 1
     assert "timeout" in out
@@ -178,24 +163,24 @@ def test_timeout_and_dead_nodes_are_reported_not_dropped(cluster: dict[str, Any]
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and all(n["Alive"] for n in ray.nodes()):
         time.sleep(0.5)
-    rc, out, err = run("fleet", "ray", "--address", cluster["address"], "--json")
+    rc, out, err = cli("fleet", "ray", "--address", cluster["address"], "--json")
     nodes = {n["labels"].get(POOL): n for n in json.loads(out)["nodes"]}
     assert nodes["turing-ampere"]["status"] == "dead"
     assert nodes["turing-ampere"]["problems"][0].startswith("Ray lists the node as dead")
     assert rc == 0, err  # dead nodes are listed, not counted as missing answers
 
 
-def test_scan_env_lists_and_judges_each_nodes_own_environment(cluster: dict[str, Any], run: Any) -> None:
+def test_scan_env_lists_and_judges_each_nodes_own_environment(cluster: dict[str, Any], cli: Any) -> None:
     from cudafit.targets.env import iter_distributions, site_packages_of
 
-    rc, out, err = run("fleet", "ray", "--address", cluster["address"], "--scan-env", "--json")
+    rc, out, err = cli("fleet", "ray", "--address", cluster["address"], "--scan-env", "--json")
     assert rc == 0, err
     doc = json.loads(out)
     alive = [n for n in doc["nodes"] if n["status"] == "ok"]
     packages = sorted({(d.name, d.version) for s in site_packages_of() for d in iter_distributions(s)})
     assert all(n["env"]["packages"] == [{"name": a, "version": b} for a, b in packages] for n in alive)
     assert all(c["env_fingerprint"] == alive[0]["env"]["fingerprint"] for c in doc["classes"])
-    rc, out, err = run("doctor", "--fleet", "ray", "--ray-address", cluster["address"], "--scan-env", "--json")
+    rc, out, err = cli("doctor", "--fleet", "ray", "--ray-address", cluster["address"], "--scan-env", "--json")
     judged = json.loads(out)
     jsonschema.validate(judged, CHECK_SCHEMA)
     assert rc == 0, err  # this test venv holds no CUDA device code: nothing can fail
@@ -211,7 +196,7 @@ def test_scan_env_lists_and_judges_each_nodes_own_environment(cluster: dict[str,
     assert {fp: sorted(i.path for i in its) for fp, its in remote.items()} == {alive[0]["env"]["fingerprint"]: local}
 
 
-def test_unreachable_cluster_is_a_clear_error(run: Any) -> None:
+def test_unreachable_cluster_is_a_clear_error(cli: Any) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -16,21 +16,25 @@ from typing import Any
 from cudafit.errors import FleetError, ProbeError, ValueParseError
 from cudafit.fleet.inventory import NODE_STATUSES, FleetGpu, FleetInventory, FleetNode, NodeEnv, build_inventory
 
-__all__ = ["inventory_from_document", "load_fleet_file", "node_from_dict"]
+__all__ = ["inventory_from_document", "load_fleet_file", "node_from_dict", "read_json"]
+
+
+def read_json(path: str, what: str) -> Any:
+    """A fleet input file's JSON, or a :class:`FleetError` saying what ``what`` could not be read."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except OSError as err:
+        msg = f"cannot read {what} {path}: {err.strerror or err}"
+        raise FleetError(msg) from err
+    except ValueError as err:
+        msg = f"{what} {path} is not JSON: {err}"
+        raise FleetError(msg) from err
 
 
 def load_fleet_file(path: str) -> FleetInventory:
     """Read a fleet file (``--fleet FILE``)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except OSError as err:
-        msg = f"cannot read fleet file {path}: {err.strerror or err}"
-        raise FleetError(msg) from err
-    except ValueError as err:
-        msg = f"fleet file {path} is not JSON: {err}"
-        raise FleetError(msg) from err
-    return inventory_from_document(doc, source=f"file:{os.path.basename(path)}")
+    return inventory_from_document(read_json(path, "fleet file"), source=f"file:{os.path.basename(path)}")
 
 
 def inventory_from_document(doc: Any, *, source: str) -> FleetInventory:

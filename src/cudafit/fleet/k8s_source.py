@@ -45,16 +45,9 @@ def _inventory(items: list[Any], source: str, selector: str | None) -> FleetInve
 
 def inventory_from_nodes_json(path: str, *, selector: str | None = None) -> FleetInventory:
     """``kubectl get nodes -o json > nodes.json`` -> the fleet (``--selector`` filters by labels here)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except OSError as err:
-        msg = f"cannot read {path}: {err.strerror or err}"
-        raise FleetError(msg) from err
-    except ValueError as err:
-        msg = f"{path} is not JSON: {err}"
-        raise FleetError(msg) from err
-    items = _nodes_of(doc, path)
+    from cudafit.fleet.files import read_json
+
+    items = _nodes_of(read_json(path, "node list"), path)
     if selector:
         from cudafit.fleet.selectors import parse_label_selector
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cudafit import __version__
+from cudafit.report.check import _HTML_COLORS, _cell  # the single-machine report's colours
 
 __all__ = [
     "FLEET_CHECK_SCHEMA",
@@ -34,8 +35,6 @@ _POOLS = (
     ("fails", "fails on"),
     ("none", "has no device code for"),
 )
-_COLORS = {"native": "green", "jit": "yellow", "partial": "dark_orange", "fails": "red", "none": "dim"}
-_HTML_COLORS = {"native": "#2e7d32", "jit": "#f9a825", "partial": "#ef6c00", "fails": "#c62828", "none": "#9e9e9e"}
 _NOT_JUDGED_IS_PROBLEM = ("unknown-gpu", "invalid", "timeout", "unreachable")
 
 
@@ -113,10 +112,6 @@ def fleet_check_document(judgement: Any, *, placement: dict[str, Any] | None = N
         "placement": placement,
         "notes": notes,
     }
-
-
-def _cell(status: str) -> str:
-    return f"[{_COLORS.get(status, 'white')}]{status}[/]"
 
 
 def _floor_text(c: dict[str, Any]) -> str:
