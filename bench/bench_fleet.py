@@ -93,6 +93,46 @@ def _cli(site: str, fleet: str, env: dict[str, str]) -> float:
     return wall
 
 
+def _phases(site: str, fleet_file: str, floors: bool, env: dict[str, str]) -> dict[str, float]:
+    """One in-process run of the command's steps, in a fresh process (cold verdict caches)."""
+    here = str(Path(__file__).resolve().parent)
+    code = (
+        f"import sys, json; sys.path.insert(0, {here!r}); import bench_fleet as b; "
+        f"print(json.dumps(b.phase_times({site!r}, {fleet_file!r}, {floors!r})))"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    return json.loads(p.stdout.splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def phase_times(site: str, fleet_file: str, floors: bool) -> dict[str, float]:
+    """Scan (scan cache), read the fleet file and group classes, judge, build the document; peak RSS."""
+    from cudafit.fleet.files import load_fleet_file
+    from cudafit.fleet.judge import judge_fleet
+    from cudafit.report.fleet import fleet_check_document
+    from cudafit.targets.cache import scan_cache
+    from cudafit.targets.env import EnvironmentTarget
+
+    with scan_cache():  # as the command: the verdicts use what the scan cache holds (module roles' evidence)
+        t0 = time.perf_counter()
+        items = list(EnvironmentTarget([site]).iter_items())
+        t1 = time.perf_counter()
+        fleet = load_fleet_file(fleet_file)
+        fleet.classes  # noqa: B018 - grouping is part of the cost
+        t2 = time.perf_counter()
+        judged = judge_fleet(items, fleet, floors=floors)
+        t3 = time.perf_counter()
+        doc = fleet_check_document(judged)
+        t4 = time.perf_counter()
+    return {
+        "scan": t1 - t0,
+        "fleet": t2 - t1,
+        "judge": t3 - t2,
+        "doc": t4 - t3,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "runs": sum(1 for c in doc["classes"] if c["status"] in ("native", "jit", "none")),
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--site-packages", default=TORCH_SITE)
@@ -113,39 +153,18 @@ def main() -> int:
     _cli(args.site_packages, fleet_file, env)  # warm-up: fills the private scan cache
     walls = [_cli(args.site_packages, fleet_file, env) for _ in range(args.runs)]
 
-    from cudafit.fleet.files import load_fleet_file
-    from cudafit.fleet.judge import judge_fleet
-    from cudafit.report.fleet import fleet_check_document
-    from cudafit.rules import engine
-    from cudafit.targets.cache import scan_cache
-    from cudafit.targets.env import EnvironmentTarget
-
-    t0 = time.perf_counter()
-    with scan_cache():
-        items = list(EnvironmentTarget([args.site_packages]).iter_items())
-    t1 = time.perf_counter()
-    fleet = load_fleet_file(fleet_file)
-    fleet.classes  # noqa: B018 - grouping is part of the cost
-    t2 = time.perf_counter()
-    judge_fleet(items, fleet, floors=False)
-    t3 = time.perf_counter()
-    engine._decide.cache_clear()  # measure the floors from the same cold engine state as the command
-    engine._CANONICAL.clear()
-    judged = judge_fleet(items, fleet, floors=True)
-    t4 = time.perf_counter()
-    doc = fleet_check_document(judged)
-    t5 = time.perf_counter()
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    runs = sum(1 for c in doc["classes"] if c["status"] in ("native", "jit", "none"))
+    phases = {floors: _phases(args.site_packages, fleet_file, floors, env) for floors in (False, True)}
+    matrix, with_floors = phases[False], phases[True]
     print(
         "| nodes | classes | (CC, driver) pairs | `doctor --fleet` wall (median) | scan (cache) | read fleet + classes "
-        "| verdict matrix | matrix + driver floors | JSON document | peak RSS (in-process) | classes where it runs |"
+        "| verdict matrix | matrix + driver floors | JSON document | peak RSS | classes where it runs |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     print(
-        f"| {len(fleet.nodes)} | {n_classes} | {pairs} | {statistics.median(walls):.2f} s "
-        f"({', '.join(f'{w:.2f}' for w in walls)}) | {t1 - t0:.2f} s | {t2 - t1:.2f} s | {t3 - t2:.2f} s "
-        f"| {t4 - t3:.2f} s | {t5 - t4:.2f} s | {rss:.0f} MB | {runs} of {n_classes} |"
+        f"| {len(inv.nodes)} | {n_classes} | {pairs} | {statistics.median(walls):.2f} s "
+        f"({', '.join(f'{w:.2f}' for w in walls)}) | {with_floors['scan']:.2f} s | {with_floors['fleet']:.2f} s "
+        f"| {matrix['judge']:.2f} s | {with_floors['judge']:.2f} s | {with_floors['doc']:.2f} s "
+        f"| {with_floors['rss_mb']:.0f} MB | {with_floors['runs']} of {n_classes} |"
     )
     return 0
 

@@ -20,7 +20,7 @@ so a binary search over them is exact.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -89,72 +89,97 @@ def _targets(cls: NodeClass) -> list[Any]:
 
 
 class _Evaluator:
-    """(compute capability, driver) -> per-package verdicts, each pair evaluated once."""
+    """(compute capability, driver) -> per-package verdicts, each pair evaluated once.
+
+    Every ``analyze`` call prepares the target's files (module groups, roles) before judging GPUs, so
+    pairs are evaluated in batches: one call per driver for all the compute capabilities that need it.
+    """
 
     def __init__(self, items: Sequence[Any], jit_allowed: bool) -> None:
         self.items = items
         self.jit_allowed = jit_allowed
         self.base: Analysis | None = None
         self.verdicts: dict[tuple[ComputeCapability, DriverVersion | None], tuple[Any, ...]] = {}
-        self.floors: dict[tuple[Any, ...], tuple[DriverVersion | None, str]] = {}
+        self.floors: dict[ComputeCapability, tuple[DriverVersion | None, str]] = {}
 
-    def ensure(self, ccs: Iterable[ComputeCapability], driver: DriverVersion | None) -> None:
-        """Evaluate the pairs not done yet (one ``analyze`` call for all of them)."""
+    def _analyze(
+        self, items: Sequence[Any], ccs: Sequence[ComputeCapability], driver: DriverVersion | None
+    ) -> Analysis:
         from cudafit.rules.engine import TargetGpu
 
-        todo = sorted({cc for cc in ccs if (cc, driver) not in self.verdicts})
-        if not todo:
-            return
-        gpus = [TargetGpu(f"compute capability {cc}", cc) for cc in todo]
-        result = analyze(self.items, gpus, driver=driver, jit_allowed=self.jit_allowed, include_coverage=False)
-        if self.base is None:
-            self.base = result
-        for i, cc in enumerate(todo):
-            self.verdicts[(cc, driver)] = tuple(p.verdicts[i] for p in result.packages)
+        gpus = [TargetGpu(f"compute capability {cc}", cc) for cc in ccs]
+        return analyze(items, gpus, driver=driver, jit_allowed=self.jit_allowed, include_coverage=False)
 
-    def status(self, ccs: Sequence[ComputeCapability], driver: DriverVersion | None) -> str:
-        """The target's worst status over ``ccs`` with ``driver``."""
-        self.ensure(ccs, driver)
-        return worst_status(_value(v.status) for cc in ccs for v in self.verdicts[(cc, driver)])
+    def ensure(self, pairs: Iterable[tuple[ComputeCapability, DriverVersion | None]]) -> None:
+        """Evaluate the pairs not done yet: one ``analyze`` call per driver."""
+        todo: dict[DriverVersion | None, set[ComputeCapability]] = {}
+        for cc, driver in pairs:
+            if (cc, driver) not in self.verdicts:
+                todo.setdefault(driver, set()).add(cc)
+        for driver, ccs in todo.items():
+            ordered = sorted(ccs)
+            result = self._analyze(self.items, ordered, driver)
+            if self.base is None:
+                self.base = result
+            for i, cc in enumerate(ordered):
+                self.verdicts[(cc, driver)] = tuple(p.verdicts[i] for p in result.packages)
 
-    def floor(self, cc: ComputeCapability, candidates: Sequence[DriverVersion]) -> tuple[DriverVersion | None, str]:
-        """(driver floor, best status) of the target on ``cc``, memoised per compute capability.
+    def statuses(self, cc: ComputeCapability, driver: DriverVersion | None) -> list[str]:
+        """Each package's status on ``cc`` with ``driver`` (evaluated before: see :meth:`ensure`)."""
+        return [_value(v.status) for v in self.verdicts[(cc, driver)]]
+
+    def find_floors(self, ccs: Iterable[ComputeCapability], candidates: Sequence[DriverVersion]) -> None:
+        """Driver floor and best status per compute capability (see :meth:`floor`), searched together.
 
         Verdicts only improve as the driver grows, so a package whose status is the same with the lowest
-        and the highest candidate has that status with every candidate: the binary search evaluates only
-        the packages whose status changes (the driver-sensitive ones), usually a few of many.
+        and the highest candidate has that status with every candidate: the binary searches evaluate only
+        the packages whose status changes (the driver-sensitive ones), and every step of all the searches
+        is one ``analyze`` call per candidate driver.
         """
-        key = (cc, tuple(candidates))
-        if key in self.floors:
-            return self.floors[key]
-        low = [_value(v.status) for v in self._at(cc, candidates[0])]
-        high = [_value(v.status) for v in self._at(cc, candidates[-1])]
-        best = worst_status(high)
-        sensitive = [k for k, (a, b) in enumerate(zip(low, high, strict=True)) if a != b]
-        if best in ("fails", "none"):  # no device code, or no code for these GPUs: no driver helps
-            result: tuple[DriverVersion | None, str] = (None, best)
-        elif not sensitive:
-            result = (candidates[0], best)
-        else:
-            fixed = worst_status(s for k, s in enumerate(high) if k not in sensitive)
-            assert self.base is not None
-            files = {id(f) for k in sensitive for f in self.base.packages[k].files}
-            subset = [i for i in self.items if id(i.facts) in files]
+        todo = [cc for cc in dict.fromkeys(ccs) if cc not in self.floors]
+        lo_d, hi_d = candidates[0], candidates[-1]
+        self.ensure([(cc, d) for cc in todo for d in (lo_d, hi_d)])
+        searches: dict[ComputeCapability, tuple[list[int], str, str]] = {}  # cc -> (sensitive, fixed, best)
+        for cc in todo:
+            low, high = self.statuses(cc, lo_d), self.statuses(cc, hi_d)
+            best = worst_status(high)
+            sensitive = [k for k, (a, b) in enumerate(zip(low, high, strict=True)) if a != b]
+            if best in ("fails", "none"):  # no device code, or no code for these GPUs: no driver helps
+                self.floors[cc] = (None, best)
+            elif not sensitive:
+                self.floors[cc] = (lo_d, best)
+            else:
+                fixed = worst_status(s for k, s in enumerate(high) if k not in sensitive)
+                searches[cc] = (sensitive, fixed, best)
+        if not searches:
+            return
+        assert self.base is not None
+        names = [(p.name, p.version) for p in self.base.packages]
+        wanted = {k for sensitive, _f, _b in searches.values() for k in sensitive}
+        files = {id(f) for k in wanted for f in self.base.packages[k].files}
+        subset = [i for i in self.items if id(i.facts) in files]
+        bounds = {cc: [0, len(candidates) - 1] for cc in searches}  # candidates[hi] gives the best status
+        while any(lo < hi for lo, hi in bounds.values()):
+            by_mid: dict[int, list[ComputeCapability]] = {}
+            for cc, (lo, hi) in bounds.items():
+                if lo < hi:
+                    by_mid.setdefault((lo + hi) // 2, []).append(cc)
+            for mid, group in by_mid.items():
+                part = self._analyze(subset, sorted(group), candidates[mid])
+                for i, cc in enumerate(sorted(group)):
+                    sensitive, fixed, best = searches[cc]
+                    got = {(p.name, p.version): _value(p.verdicts[i].status) for p in part.packages}
+                    status = worst_status([fixed, *(got[names[k]] for k in sensitive)])
+                    if _RANK.get(status, 9) <= _RANK[best]:
+                        bounds[cc][1] = mid
+                    else:
+                        bounds[cc][0] = mid + 1
+        for cc, (_lo, hi) in bounds.items():
+            self.floors[cc] = (candidates[hi], searches[cc][2])
 
-            def status_at(driver: DriverVersion) -> str:
-                from cudafit.rules.engine import TargetGpu
-
-                gpu = TargetGpu(f"compute capability {cc}", cc)
-                part = analyze(subset, [gpu], driver=driver, jit_allowed=self.jit_allowed, include_coverage=False)
-                return worst_status([fixed, *(p.status for p in part.packages)])
-
-            result = (_floor(status_at, candidates, best), best)
-        self.floors[key] = result
-        return result
-
-    def _at(self, cc: ComputeCapability, driver: DriverVersion) -> tuple[Any, ...]:
-        self.ensure([cc], driver)
-        return self.verdicts[(cc, driver)]
+    def floor(self, cc: ComputeCapability) -> tuple[DriverVersion | None, str]:
+        """(driver floor, best status) on ``cc``; ``None`` when no driver helps (after :meth:`find_floors`)."""
+        return self.floors[cc]
 
     def analysis_for(self, cls: NodeClass) -> Analysis:
         """The class's own :class:`Analysis`: its GPU models (names kept) and driver."""
@@ -184,18 +209,6 @@ def _floor_candidates(fleet_drivers: Iterable[DriverVersion]) -> list[DriverVers
     return [_NO_FLOOR, *sorted(found)]
 
 
-def _floor(status_at: Callable[[DriverVersion], str], candidates: Sequence[DriverVersion], best: str) -> DriverVersion:
-    """The lowest candidate whose status is ``best`` (the highest candidate's): a binary search."""
-    lo, hi = 0, len(candidates) - 1  # invariant: candidates[hi] gives the best status
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if _RANK.get(status_at(candidates[mid]), 9) <= _RANK[best]:
-            hi = mid
-        else:
-            lo = mid + 1
-    return candidates[hi]
-
-
 def judge_fleet(
     items: Iterable[Any],
     inventory: FleetInventory,
@@ -219,28 +232,32 @@ def judge_fleet(
             evaluators[key] = _Evaluator(its, jit_allowed)
         return evaluators[key]
 
-    by_driver: dict[tuple[str | None, DriverVersion | None], set[ComputeCapability]] = {}
-    for cls in inventory.classes:
-        key = (cls.env_fingerprint if items_by_env is not None else None, cls.driver)
-        by_driver.setdefault(key, set()).update(cls.compute_capabilities)
-    for cls in inventory.classes:  # one analyze call per (environment, driver)
-        todo = by_driver.pop((cls.env_fingerprint if items_by_env is not None else None, cls.driver), None)
-        if todo:
-            evaluator(cls).ensure(todo, cls.driver)
     candidates = _floor_candidates(c.driver for c in inventory.classes if c.driver is not None)
+    by_env: dict[str | None, list[NodeClass]] = {}
+    for cls in inventory.classes:
+        by_env.setdefault(cls.env_fingerprint if items_by_env is not None else None, []).append(cls)
+    for classes in by_env.values():  # the matrix, the floors' end points: one analyze call per driver
+        ev = evaluator(classes[0])
+        pairs = [(cc, c.driver) for c in classes for cc in c.compute_capabilities]
+        if floors:
+            ends = (candidates[0], candidates[-1])
+            pairs += [(cc, d) for c in classes for cc in c.compute_capabilities for d in ends]
+        ev.ensure(pairs)
+        if floors:
+            ev.find_floors((cc for c in classes for cc in c.compute_capabilities), candidates)
     out = []
     for cls in inventory.classes:
         ev = evaluator(cls)
-        floor: DriverVersion | None = None
         ccs = cls.compute_capabilities
+        floor: DriverVersion | None = None
         if floors:
-            best = ev.status(ccs, candidates[-1])
-            per_cc = [ev.floor(cc, candidates) for cc in ccs]
+            per_cc = [ev.floor(cc) for cc in ccs]
+            best = worst_status(b for _f, b in per_cc)
             known = [f for f, _b in per_cc if f is not None]
             floor = max(known) if known and len(known) == len(per_cc) else None
             if floor == _NO_FLOOR:
                 floor = None
         else:
-            best = ev.status(ccs, cls.driver)
+            best = worst_status(s for cc in ccs for s in ev.statuses(cc, cls.driver))
         out.append(ClassJudgement(cls, ev.analysis_for(cls), floor, best))
     return FleetJudgement(inventory, tuple(out), jit_allowed)
