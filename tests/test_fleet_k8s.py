@@ -443,5 +443,8 @@ def test_usage_errors(cli: Any) -> None:
     rc, _o, err = cli("check", str(ROOT), "--fleet", "k8s", "--nodes-json", str(NODES), "--scan-env")
     assert rc == 2
     assert "--scan-env needs --fleet ray" in err
+    rc, _o, err = cli("doctor", "--fleet", "k8s", "--nodes-json", str(NODES), "--verify")
+    assert rc == 2
+    assert "--verify loads modules on this machine's GPUs" in err
     rc, _o, _e = cli("fleet")
     assert rc == 2

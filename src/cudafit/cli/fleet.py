@@ -158,6 +158,10 @@ def fleet_usage_error(args: argparse.Namespace) -> str | None:
         return f"--fleet judges the fleet's own GPUs and drivers: drop {', '.join(clash)}"
     if args.scan_env and args.fleet != "ray":
         return "--scan-env needs --fleet ray (each node scans its own environment)"
+    if getattr(args, "verify", False):
+        return "--verify loads modules on this machine's GPUs: not with --fleet"
+    if getattr(args, "kernels", False):
+        return "--kernels lists one machine's kernels: run check/doctor --gpu CC --driver VERSION --kernels for a class"
     return None
 
 
