@@ -49,12 +49,18 @@ def lib(path: Path, *code: tuple[int, int]) -> Path:
 # ------------------------------------------------------------------ the fake NVML and fleet files
 
 
-def test_fake_nvml_is_selected_by_the_environment_and_says_so() -> None:
+def test_fake_nvml_is_selected_by_the_environment_and_says_so(tmp_path: Path) -> None:
     inv = probe.probe_machine(env={"CUDAFIT_FAKE_NVML": f"{HOSTS}#h100x2_580"})
     assert inv.source == "fake-nvml (nvml_hosts.json#h100x2_580)"
     assert [d.source for d in inv.devices] == ["fake-nvml (nvml_hosts.json#h100x2_580)"] * 2
     assert [str(d.compute_capability) for d in inv.devices] == ["9.0", "9.0"]
     assert str(inv.driver_version) == "580.65.06"
+    probe.clear_cache()
+    one = tmp_path / "recorded_t4_nvml.json"  # the single-host shape scripts/record_probe.py writes
+    one.write_text(json.dumps({"_about": "FAKE", **json.loads(HOSTS.read_text())["t4_535"]}))
+    inv = probe.probe_machine(env={"CUDAFIT_FAKE_NVML": str(one)})
+    assert inv.source == "fake-nvml (recorded_t4_nvml.json#recorded_t4_nvml)"
+    assert [d.name for d in inv.devices] == ["Tesla T4"]
     bad = probe.probe_machine(env={"CUDAFIT_FAKE_NVML": f"{HOSTS}#nope"})
     assert bad.devices == ()
     assert any("no host 'nope'" in p for p in bad.problems)

@@ -129,7 +129,7 @@ class RecordedNvml:
 
 
 def load_recorded_host(spec: str) -> tuple[str, Mapping[str, Any]]:
-    """``FILE#HOST`` (or ``FILE`` holding exactly one host) -> (host name, recorded host).
+    """``FILE#HOST`` (or ``FILE`` holding exactly one host, or one recorded host) -> (host name, recorded host).
 
     Raises ``ValueError`` with a readable message for a missing file, bad JSON or an unknown host.
     """
@@ -143,7 +143,10 @@ def load_recorded_host(spec: str) -> tuple[str, Mapping[str, Any]]:
     if not isinstance(doc, dict):
         msg = f"{FAKE_NVML_ENV}={spec}: {path} is not a JSON object of recorded hosts"
         raise ValueError(msg)
-    hosts = {k: v for k, v in doc.items() if not k.startswith("_") and isinstance(v, dict)}
+    if "devices" in doc:  # one host, as scripts/record_probe.py writes recorded_<gpu>_nvml.json
+        hosts = {os.path.splitext(os.path.basename(path))[0]: doc}
+    else:
+        hosts = {k: v for k, v in doc.items() if not k.startswith("_") and isinstance(v, dict)}
     if not name:
         if len(hosts) != 1:
             msg = f"{FAKE_NVML_ENV}={spec}: name one of the hosts with #HOST: {', '.join(sorted(hosts))}"
