@@ -132,14 +132,21 @@ def analyze(
     jit_allowed: bool = True,
     include_coverage: bool = True,
     kernels: bool = False,
+    drivers: Sequence[DriverVersion | None] | None = None,
 ) -> Analysis:
     """Group scan items by package and evaluate each package on each GPU.
 
     ``items`` are ``targets`` scan items (package, version, path, facts, runtime_compiled);
     files outside any distribution are grouped by their directory.  Kernel names are read (one
     cubin per module, remembered in the scan cache) only for modules whose role is in question,
-    and with ``kernels`` for every module without code for a GPU (``--kernels``).
+    and with ``kernels`` for every module without code for a GPU (``--kernels``).  ``drivers``
+    gives each GPU its own driver (same order as ``gpus``; default: ``driver`` for all): a fleet
+    judges many (GPU, driver) pairs with one preparation of the files.
     """
+    if drivers is not None and len(drivers) != len(gpus):
+        msg = "analyze: one driver per GPU"
+        raise ValueError(msg)
+    per_gpu = list(drivers) if drivers is not None else [driver] * len(gpus)
     from cudafit.rules import engine, tables
     from cudafit.targets.kernels import KernelNameSource
 
@@ -162,9 +169,9 @@ def analyze(
         prepared = [engine.PreparedFile(f, src) for f, src in zip(readable, sources, strict=True)]
         verdicts = tuple(
             engine.evaluate_package(
-                name, prepared, gpu, driver=driver, jit_allowed=jit_allowed, gating=gating, pool_loose=distribution
+                name, prepared, gpu, driver=drv, jit_allowed=jit_allowed, gating=gating, pool_loose=distribution
             )
-            for gpu in gpus
+            for gpu, drv in zip(gpus, per_gpu, strict=True)
         )
         if kernels:
             verdicts = tuple(_with_kernel_names(v, prepared) for v in verdicts)
