@@ -246,3 +246,20 @@ def test_synthetic_5000_node_fleet_is_judged_once_per_class(tmp_path: Path) -> N
     assert time.perf_counter() - t < 5  # generous for CI; bench/bench_fleet.py measures the torch environment
     jsonschema.validate(doc, CHECK_SCHEMA)
     assert sum(c["node_count"] for c in doc["classes"]) == 5000
+
+
+def test_analyze_with_a_driver_per_gpu_equals_one_call_per_driver(tmp_path: Path) -> None:
+    from cudafit.analysis import analyze
+    from cudafit.rules.engine import TargetGpu
+    from cudafit.targets import open_target
+
+    items = list(open_target(str(lib(tmp_path / "libd.so", (2, 80), (1, 90)))).iter_items())
+    h100 = TargetGpu("H100", ComputeCapability(9, 0))
+    old, new = parse_driver_version("570.124.06"), parse_driver_version("580.65.06")
+    both = analyze(items, [h100, h100], drivers=[old, new], include_coverage=False)
+    for i, driver in enumerate((old, new)):
+        alone = analyze(items, [h100], driver=driver, include_coverage=False)
+        assert both.packages[0].verdicts[i] == alone.packages[0].verdicts[0]
+    assert [v.status.value for v in both.packages[0].verdicts] == ["fails", "jit"]
+    with pytest.raises(ValueError, match="one driver per GPU"):
+        analyze(items, [h100], drivers=[old, new])
