@@ -263,3 +263,47 @@ def test_analyze_with_a_driver_per_gpu_equals_one_call_per_driver(tmp_path: Path
     assert [v.status.value for v in both.packages[0].verdicts] == ["fails", "jit"]
     with pytest.raises(ValueError, match="one driver per GPU"):
         analyze(items, [h100], drivers=[old, new])
+
+
+def test_driver_floors_equal_a_linear_scan_of_every_candidate(tmp_path: Path) -> None:
+    """The binary searches (sensitive packages only, narrowed by the classes' own drivers) find what
+    judging the target with every candidate driver, lowest first, finds."""
+    from cudafit.analysis import analyze, worst_status
+    from cudafit.fleet.judge import _floor_candidates
+    from cudafit.rules.engine import TargetGpu
+    from cudafit.targets import open_target
+
+    (tmp_path / "a").mkdir()
+    old_ptx = lib(tmp_path / "a" / "liba.so", (2, 80), (1, 80))  # compute_80 PTX with ISA 9.0: needs 580.65
+    (tmp_path / "b").mkdir()
+    sass = lib(tmp_path / "b" / "libb.so", (2, 75), (2, 86), (2, 90))
+    items = [i for t in (old_ptx, sass) for i in open_target(str(t)).iter_items()]
+    fleet = build_inventory(
+        [
+            node("t4", "Tesla T4", "7.5", "535.183.01"),
+            node("l4", "NVIDIA L4", "8.9", "570.124.06"),
+            node("h100a", "NVIDIA H100 80GB HBM3", "9.0", "570.124.06"),
+            node("h100b", "NVIDIA H100 80GB HBM3", "9.0", "580.65.06"),
+            node("b200", "NVIDIA B200", "10.0", "580.65.06"),
+        ],
+        "t",
+    )
+    judged = judge_fleet(items, fleet)
+    candidates = _floor_candidates(c.driver for c in fleet.classes if c.driver is not None)
+    rank = {"native": 0, "jit": 1, "partial": 2, "fails": 3, "none": -1}
+    for cj in judged.classes:
+        gpus = [TargetGpu(g.name, g.compute_capability) for g in cj.cls.gpus]
+
+        def status_at(driver: Any, gpus: list[Any] = gpus) -> str:
+            a = analyze(items, gpus, driver=driver, include_coverage=False)
+            return worst_status(p.status for p in a.packages)
+
+        best = status_at(candidates[-1])
+        assert cj.best_status == best
+        if best in ("fails", "none"):
+            assert cj.driver_floor is None
+            continue
+        first = next(d for d in candidates if rank[status_at(d)] <= rank[best])
+        assert cj.driver_floor == (None if first == candidates[0] else first), cj.cls.name
+    floors = {cj.cls.nodes[0].name: str(cj.driver_floor) for cj in judged.classes}
+    assert floors["h100a"] == "580.65.06"  # compute_80 PTX of ISA 9.0 on 9.0: CUDA 13.0's minimum driver

@@ -161,6 +161,14 @@ class _Evaluator:
         files = {id(f) for k in wanted for f in self.base.packages[k].files}
         subset = [i for i in self.items if id(i.facts) in files]
         bounds = {cc: [0, len(candidates) - 1] for cc in searches}  # candidates[hi] gives the best status
+        for j, driver in enumerate(candidates):  # pairs judged already (the classes' own drivers) narrow it
+            for cc, (sensitive, fixed, best) in searches.items():
+                if (cc, driver) in self.verdicts:
+                    status = worst_status([fixed, *(self.statuses(cc, driver)[k] for k in sensitive)])
+                    if _RANK.get(status, 9) <= _RANK[best]:
+                        bounds[cc][1] = min(bounds[cc][1], j)
+                    else:
+                        bounds[cc][0] = max(bounds[cc][0], j + 1)
         while any(lo < hi for lo, hi in bounds.values()):
             step = [(cc, (lo + hi) // 2) for cc, (lo, hi) in bounds.items() if lo < hi]
             part = self._analyze(subset, [(cc, candidates[mid]) for cc, mid in step])
