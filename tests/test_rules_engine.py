@@ -280,3 +280,18 @@ def test_every_reason_code_is_documented() -> None:
     for code, info in REASONS.items():
         assert f"`{code}`" in doc, code
         assert info.source.split()[0] in doc, code
+
+
+def test_a_newer_driver_never_makes_a_package_worse() -> None:
+    """fbgemm-gpu on a T4: nothing has code for 7.5; an old driver (no CUDA 13 runtime) must not turn
+    'fails' into 'partial' because some files also lack their runtime."""
+    from dataclasses import replace
+
+    linked = replace(facts(module("sm_80", "sm_90")), path="a.so", needed=("libcudart.so.13",))
+    static = replace(facts(module("sm_80", "sm_90")), path="b.so")
+    for drv in ("535.183.01", "580.65.06"):
+        v = evaluate_package("pkg", [linked, static], gpu("7.5"), driver=parse_driver_version(drv))
+        assert v.status is Status.FAILS, drv
+    runs = replace(facts(module("sm_75")), path="c.so")
+    old = evaluate_package("pkg", [linked, runs], gpu("7.5"), driver=parse_driver_version("535.183.01"))
+    assert old.status is Status.PARTIAL  # c.so still runs; a.so cannot start its runtime

@@ -808,7 +808,10 @@ def evaluate_package(
         )
     no_runtime = [fv for fv in coded if any(r.code == "driver-too-old-for-runtime" for r in fv.reasons)]
     if no_runtime:  # those files cannot even start their CUDA runtime on this driver
-        status = Status.FAILS if len(no_runtime) == len(coded) else Status.PARTIAL
+        ids = {id(fv) for fv in no_runtime}
+        runs = [fv for fv in coded if id(fv) not in ids and fv.status in (Status.NATIVE, Status.JIT, Status.PARTIAL)]
+        # partial only while something else still runs: a newer driver never makes a verdict worse
+        status = Status.PARTIAL if runs else Status.FAILS
     detail = tuple(
         dict.fromkeys(r for fv in fverdicts for r in fv.reasons if r.code != "partial-modules" and r not in summary)
     )
