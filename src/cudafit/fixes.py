@@ -70,6 +70,24 @@ def _iter_units(facts: Iterable[BinaryFacts]) -> Iterable[BinaryFacts]:
         yield from _iter_units(f.members)
 
 
+_PTX_VERSIONS: dict[int, tuple[BinaryFacts, tuple[int, int] | None]] = {}
+
+
+def _max_ptx_version(unit: BinaryFacts) -> tuple[int, int] | None:
+    """The newest PTX ISA (as a code version) in a file, remembered per facts object: a fleet asks for
+    the same package's toolkit once per class, and cuFFT alone has tens of thousands of entries."""
+    hit = _PTX_VERSIONS.get(id(unit))
+    if hit is not None and hit[0] is unit:
+        return hit[1]
+    from cudafit.binary.facts import EntryKind
+
+    best = max((e.code_version for m in unit.modules for e in m.entries if e.kind is EntryKind.PTX), default=None)
+    if len(_PTX_VERSIONS) > 65536:
+        _PTX_VERSIONS.clear()
+    _PTX_VERSIONS[id(unit)] = (unit, best)
+    return best
+
+
 def cuda_major_of(files: Iterable[BinaryFacts]) -> CudaMajor | None:
     """The toolkit major a package's binaries were built with.
 
@@ -84,10 +102,10 @@ def cuda_major_of(files: Iterable[BinaryFacts]) -> CudaMajor | None:
     if linked:
         top = max(linked)
         return CudaMajor(top, f"libcudart.so.{top}")
-    isas = [e.ptx_isa for u in units for m in u.modules for e in m.entries if e.ptx_isa is not None]
-    if not isas:
+    versions = [v for v in (_max_ptx_version(u) for u in units) if v is not None]
+    if not versions:
         return None
-    isa = max(isas)
+    isa = PtxIsaVersion(*max(versions))
     t = tables.load_tables()
     emitting = [cuda for cuda in sorted(t.ptx_isa) if t.ptx_isa[cuda] >= isa]
     cuda = emitting[0] if emitting else max(t.ptx_isa)

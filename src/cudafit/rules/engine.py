@@ -26,9 +26,9 @@ import enum
 import functools
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from cudafit.binary.facts import BinaryFacts, EntryKind, FatbinEntry, FileFormat, Module
 from cudafit.model import ArchVariant, ComputeCapability, DriverVersion, PtxIsaVersion
@@ -414,7 +414,7 @@ class FileVerdict:
     path: str
     status: Status
     counts: Counts
-    modules: tuple[ModuleVerdict, ...]
+    modules: Sequence[ModuleVerdict]
     reasons: tuple[Reason, ...]
 
     def to_dict(self, *, modules: bool = False) -> dict[str, Any]:
@@ -465,6 +465,11 @@ class PreparedFile:
             groups.setdefault(canon, []).append(pos)
         #: Positions (in ``registered``) of the modules of each distinct arch list.
         self.groups = groups
+        #: The arch list (canonical module) of each registered position.
+        self.canon_at: list[Module] = [Module(0, 0, None, ())] * len(self.registered)
+        for canon, positions in groups.items():
+            for pos in positions:
+                self.canon_at[pos] = canon
         #: Distinct code of the registered modules (a bare cubin's one module, for library-loaded pools).
         self.code = tuple(canon for canon in groups if not canon.relocatable)
         # roles work on the loadable modules: group g of the roles is self.code[g]
@@ -565,44 +570,127 @@ def evaluate_file(
     facts = prepared.facts
     cc = gpu.compute_capability
     _group_status, by_canon, by_pos = prepared.statuses(cc, driver, jit_allowed, gating)
-    slots: list[ModuleVerdict | None] = [None] * len(prepared.registered)
+    decided = {canon: _decide(canon, cc, driver, jit_allowed, gating) for canon in prepared.groups}
+    # Counts and the summary per arch list (modules whose kernel names decided otherwise one by one): a
+    # library's thousands of module verdicts are built only if someone asks for them (lazily).
+    tally: dict[tuple[Status, tuple[str, ...]], list[Any]] = {}
+    overrides: dict[Module, int] = {}
+    for pos in by_pos:
+        canon = prepared.canon_at[pos]
+        overrides[canon] = overrides.get(canon, 0) + 1
     for canon, positions in prepared.groups.items():
-        v = _decide(canon, cc, driver, jit_allowed, gating)
-        group_decision = by_canon.get(canon)
-        for pos in positions:
-            path, i, m = prepared.registered[pos]
-            where = None if path == facts.path else path
-            d = by_pos.get(pos, group_decision)
-            if d is None:
-                slots[pos] = ModuleVerdict(
-                    i, m.section, v.status, v.sass, v.ptx, v.chosen, v.reasons, v.needs_ptx_isa, None, where
-                )
-            elif d.reason.code == "no-compatible-code":  # nothing in the file serves: the engine's why
-                slots[pos] = ModuleVerdict(
-                    i, m.section, v.status, v.sass, v.ptx, None, v.reasons, v.needs_ptx_isa, d.kernels, path
-                )
-            else:
-                why = tuple(r for r in v.reasons if r.code not in ("no-compatible-code", "ptx-jit"))
-                st = _ROLE_STATUS[d.role]
-                slots[pos] = ModuleVerdict(
-                    i, m.section, st, v.sass, v.ptx, None, (d.reason, *why), None, d.kernels, path
-                )
-    verdicts = [v for v in slots if v is not None]
-    native = any(v.status is Status.NATIVE for v in verdicts)
+        v = decided[canon]
+        _tally(tally, v, by_canon.get(canon), len(positions) - overrides.get(canon, 0))
+    for pos, d in by_pos.items():
+        _tally(tally, decided[prepared.canon_at[pos]], d, 1)
+    statuses = [st for (st, _a), (n, _r) in tally.items() if n]
+    native = Status.NATIVE in statuses
     pool = prepared.pool(gpu, driver, jit_allowed, native) if prepared.embedded else None
-    if pool is not None:
-        verdicts.append(pool)
-    counts = _count_of(v.status for v in verdicts)
+    c = dict.fromkeys(_COUNTED.values(), 0)
+    for (st, _a), (n, _r) in tally.items():
+        key = _COUNTED.get(st)
+        if key is not None:
+            c[key] += n
+    counts = Counts(**c) + (_count_of([pool.status]) if pool is not None else Counts())
     status_, summary = _adjust_for_unscanned_embedded([prepared], *_combine(counts, prepared.relocatable))
     runtime = _runtime_too_new(facts, driver)
     if runtime is not None and status_ is not Status.NONE:
         status_, summary = Status.FAILS, (runtime, *summary)
-    detail = _summarise_failures([v for v in verdicts if v is not pool])
+    detail = tuple(
+        Reason(first.code, (f"{n} module(s): " if n > 1 else "") + first.message, first.source)
+        for (st, _archs), (n, first) in tally.items()
+        if n and st in _SUMMARISED
+    )
     if pool is not None:
         detail += pool.reasons
     if facts.error:
         detail += (reason("unreadable", f"{facts.path}: {facts.error}"),)
-    return FileVerdict(facts.path, status_, counts, tuple(verdicts), summary + detail)
+
+    def build() -> tuple[ModuleVerdict, ...]:
+        out: list[ModuleVerdict] = []
+        for pos, (path, i, m) in enumerate(prepared.registered):
+            v = decided[prepared.canon_at[pos]]
+            d = by_pos.get(pos) or by_canon.get(prepared.canon_at[pos])
+            out.append(_module_verdict(v, d, i, m, path, None if path == facts.path else path))
+        if pool is not None:
+            out.append(pool)
+        return tuple(out)
+
+    return FileVerdict(facts.path, status_, counts, LazyModules(build), summary + detail)
+
+
+#: Module statuses a file's summary reasons describe (one reason per arch list).
+_SUMMARISED = frozenset({Status.FAILS, Status.GATED, Status.JIT, Status.SPECIALISED, Status.KERNEL_LESS})
+
+
+def _effective(v: ModuleVerdict, d: roles.RoleDecision | None) -> tuple[Status, Reason]:
+    """A module's status and first reason, given its arch list's verdict and its role decision."""
+    if d is None or d.reason.code == "no-compatible-code":  # no role, or nothing in the file serves
+        return v.status, v.reasons[0]
+    return _ROLE_STATUS[d.role], d.reason
+
+
+def _tally(
+    tally: dict[tuple[Status, tuple[str, ...]], list[Any]], v: ModuleVerdict, d: roles.RoleDecision | None, n: int
+) -> None:
+    if n <= 0:
+        return
+    st, first = _effective(v, d)
+    entry = tally.setdefault((st, v.sass + v.ptx), [0, first])
+    entry[0] += n
+
+
+def _module_verdict(
+    v: ModuleVerdict, d: roles.RoleDecision | None, index: int, m: Module, path: str, where: str | None
+) -> ModuleVerdict:
+    if d is None:
+        return ModuleVerdict(
+            index, m.section, v.status, v.sass, v.ptx, v.chosen, v.reasons, v.needs_ptx_isa, None, where
+        )
+    if d.reason.code == "no-compatible-code":  # nothing in the file serves: the engine's why
+        return ModuleVerdict(
+            index, m.section, v.status, v.sass, v.ptx, None, v.reasons, v.needs_ptx_isa, d.kernels, path
+        )
+    why = tuple(r for r in v.reasons if r.code not in ("no-compatible-code", "ptx-jit"))
+    st = _ROLE_STATUS[d.role]
+    return ModuleVerdict(index, m.section, st, v.sass, v.ptx, None, (d.reason, *why), None, d.kernels, path)
+
+
+class LazyModules(Sequence[ModuleVerdict]):
+    """A file's module verdicts, built on first use (reports that only need counts never build them)."""
+
+    __slots__ = ("_build", "_items")
+
+    def __init__(self, build: Callable[[], tuple[ModuleVerdict, ...]]) -> None:
+        self._build = build
+        self._items: tuple[ModuleVerdict, ...] | None = None
+
+    def _get(self) -> tuple[ModuleVerdict, ...]:
+        if self._items is None:
+            self._items = self._build()
+        return self._items
+
+    @overload
+    def __getitem__(self, i: int) -> ModuleVerdict: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[ModuleVerdict, ...]: ...
+    def __getitem__(self, i: int | slice) -> ModuleVerdict | tuple[ModuleVerdict, ...]:
+        return self._get()[i]
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __iter__(self) -> Iterator[ModuleVerdict]:
+        return iter(self._get())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(self._get())
+
+    def __repr__(self) -> str:
+        return f"LazyModules({len(self)} modules)" if self._items is not None else "LazyModules(not built)"
 
 
 def _runtime_too_new(facts: BinaryFacts, driver: DriverVersion | None) -> Reason | None:
@@ -669,20 +757,6 @@ def _embedded_pool(
     else:
         msg = f"{what}: {chosen} serves {gpu.compute_capability}"
     return ModuleVerdict(-1, "embedded", best, sass, ptx, chosen, (reason("library-loaded-code", msg),))
-
-
-def _summarise_failures(verdicts: Sequence[ModuleVerdict]) -> tuple[Reason, ...]:
-    """One reason per distinct (status, archs) group, so thousands of modules stay readable."""
-    groups: dict[tuple[Status, tuple[str, ...]], list[ModuleVerdict]] = {}
-    for v in verdicts:
-        if v.status in (Status.FAILS, Status.GATED, Status.JIT, Status.SPECIALISED, Status.KERNEL_LESS):
-            groups.setdefault((v.status, v.sass + v.ptx), []).append(v)
-    out: list[Reason] = []
-    for (_status, _archs), vs in groups.items():
-        first = vs[0].reasons[0]
-        count = f"{len(vs)} module(s): " if len(vs) > 1 else ""
-        out.append(Reason(first.code, count + first.message, first.source))
-    return tuple(out)
 
 
 @dataclass(frozen=True)
