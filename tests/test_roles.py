@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from tests.test_rules_engine import module
@@ -11,6 +12,8 @@ from cudafit.binary.facts import BinaryFacts, FileFormat, Module
 from cudafit.model import parse_compute_capability
 from cudafit.rules import roles
 from cudafit.rules.engine import PreparedFile, Status, TargetGpu, evaluate_file, evaluate_package
+
+BIN = Path(__file__).parent / "fixtures" / "bin"
 
 
 def lib(*mods: Module, path: str = "lib.so") -> BinaryFacts:
@@ -183,3 +186,22 @@ def test_libroles_fixture_end_to_end() -> None:
     # internal-linkage kernels (anonymous namespace: STB_LOCAL entries) are kernels too
     common = [r for r in by_gpu["12.0"]["without_code"] if r["module"] == 0]
     assert any("local_axpy" in k for k in common[0]["kernels"])
+
+
+def test_kernels_listing_with_a_library_loaded_pool(tmp_path: Path) -> None:
+    """--kernels on a distribution that ships loose cubins (pooled) next to a library."""
+    import subprocess
+    import sys
+    import zipfile
+
+    whl = tmp_path / "pool-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(whl, "w") as zf:
+        zf.writestr("pool-1.0.dist-info/METADATA", "Name: pool\nVersion: 1.0\n")
+        zf.writestr("pool-1.0.dist-info/RECORD", "")
+        zf.write(BIN / "libroles.so", "pool/libroles.so")
+        zf.write(BIN / "k_sm90a.cubin", "pool/cubins/a.cubin")
+        zf.write(BIN / "k_sm90a.cubin", "pool/cubins/b.cubin")
+    cmd = [sys.executable, "-m", "cudafit", "check", str(whl), "--gpu", "H100", "--no-probe", "--no-cache", "--kernels"]
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert "internal error" not in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert "gemma_rmsnorm_like" in p.stdout

@@ -231,8 +231,13 @@ def _with_kernel_names(verdict: Any, prepared: Sequence[Any]) -> Any:
     from cudafit.rules.engine import Status
 
     wanted = (Status.FAILS, Status.SPECIALISED, Status.GATED)
+    by_path = {p.facts.path: p for p in prepared}
     files = []
-    for fv, prep in zip(verdict.files, prepared, strict=True):
+    for fv in verdict.files:
+        prep = by_path.get(fv.path)
+        if prep is None:  # a pool of library-loaded files: judged as one, no module of its own to name
+            files.append(fv)
+            continue
         by_pos = {(path, i): m for path, i, m in prep.registered}
         mods = []
         for mv in fv.modules:

@@ -372,6 +372,10 @@ _COUNTED = {
 }
 
 
+#: Module counts per (status, arch names): [how many, the first reason].
+Tally = dict[tuple[Status, tuple[str, ...]], list[Any]]
+
+
 def _count_of(statuses: Iterable[Status]) -> Counts:
     c = dict.fromkeys(_COUNTED.values(), 0)
     for st in statuses:
@@ -516,25 +520,29 @@ class PreparedFile:
                 status[pos] = _ROLE_STATUS[d.role] if d is not None else group_status[canon]
         return status, decisions
 
+    def tally(
+        self, cc: ComputeCapability, driver: DriverVersion | None, jit_allowed: bool, gating: bool
+    ) -> tuple[Tally, dict[Module, ModuleVerdict], dict[Module, roles.RoleDecision], dict[int, roles.RoleDecision]]:
+        """Module counts per (status, arch list) with the first reason of each, on ``cc``: what counts and
+        summaries need, without building a verdict per module (and what building them needs)."""
+        _group_status, by_canon, by_pos = self.statuses(cc, driver, jit_allowed, gating)
+        decided = {canon: _decide(canon, cc, driver, jit_allowed, gating) for canon in self.groups}
+        tally: Tally = {}
+        overrides: dict[Module, int] = {}
+        for pos in by_pos:  # modules whose kernel names decided otherwise than their arch list
+            overrides[self.canon_at[pos]] = overrides.get(self.canon_at[pos], 0) + 1
+        for canon, positions in self.groups.items():
+            _tally(tally, decided[canon], by_canon.get(canon), len(positions) - overrides.get(canon, 0))
+        for pos, d in by_pos.items():
+            _tally(tally, decided[self.canon_at[pos]], d, 1)
+        return tally, decided, by_canon, by_pos
+
     def counts(
         self, cc: ComputeCapability, driver: DriverVersion | None = None, jit_allowed: bool = True, gating: bool = True
     ) -> Counts:
         """Module status counts on ``cc`` without building per-module verdicts (coverage over many CCs)."""
-        group_status, by_canon, by_pos = self.statuses(cc, driver, jit_allowed, gating)
-        c = dict.fromkeys(_COUNTED.values(), 0)
-        for canon, positions in self.groups.items():
-            d = by_canon.get(canon)
-            st = _ROLE_STATUS[d.role] if d is not None else group_status[canon]
-            key = _COUNTED.get(st)
-            if key is not None:
-                c[key] += len(positions)
-            for pos in positions:
-                over = by_pos.get(pos)
-                if over is not None:  # a module whose kernel names decided otherwise than its arch list
-                    if key is not None:
-                        c[key] -= 1
-                    c[_COUNTED[_ROLE_STATUS[over.role]]] += 1
-        counts = Counts(**c)
+        tally = self.tally(cc, driver, jit_allowed, gating)[0]
+        counts = _tally_counts(tally)
         if self.embedded:
             pool = self.pool(TargetGpu(str(cc), cc), driver, jit_allowed, counts.native > 0)
             counts = counts + _count_of([pool.status])
@@ -569,29 +577,10 @@ def evaluate_file(
     prepared = facts if isinstance(facts, PreparedFile) else PreparedFile(facts)
     facts = prepared.facts
     cc = gpu.compute_capability
-    _group_status, by_canon, by_pos = prepared.statuses(cc, driver, jit_allowed, gating)
-    decided = {canon: _decide(canon, cc, driver, jit_allowed, gating) for canon in prepared.groups}
-    # Counts and the summary per arch list (modules whose kernel names decided otherwise one by one): a
-    # library's thousands of module verdicts are built only if someone asks for them (lazily).
-    tally: dict[tuple[Status, tuple[str, ...]], list[Any]] = {}
-    overrides: dict[Module, int] = {}
-    for pos in by_pos:
-        canon = prepared.canon_at[pos]
-        overrides[canon] = overrides.get(canon, 0) + 1
-    for canon, positions in prepared.groups.items():
-        v = decided[canon]
-        _tally(tally, v, by_canon.get(canon), len(positions) - overrides.get(canon, 0))
-    for pos, d in by_pos.items():
-        _tally(tally, decided[prepared.canon_at[pos]], d, 1)
-    statuses = [st for (st, _a), (n, _r) in tally.items() if n]
-    native = Status.NATIVE in statuses
-    pool = prepared.pool(gpu, driver, jit_allowed, native) if prepared.embedded else None
-    c = dict.fromkeys(_COUNTED.values(), 0)
-    for (st, _a), (n, _r) in tally.items():
-        key = _COUNTED.get(st)
-        if key is not None:
-            c[key] += n
-    counts = Counts(**c) + (_count_of([pool.status]) if pool is not None else Counts())
+    tally, decided, by_canon, by_pos = prepared.tally(cc, driver, jit_allowed, gating)
+    base = _tally_counts(tally)
+    pool = prepared.pool(gpu, driver, jit_allowed, base.native > 0) if prepared.embedded else None
+    counts = base + _count_of([pool.status]) if pool is not None else base
     status_, summary = _adjust_for_unscanned_embedded([prepared], *_combine(counts, prepared.relocatable))
     runtime = _runtime_too_new(facts, driver)
     if runtime is not None and status_ is not Status.NONE:
@@ -630,9 +619,16 @@ def _effective(v: ModuleVerdict, d: roles.RoleDecision | None) -> tuple[Status, 
     return _ROLE_STATUS[d.role], d.reason
 
 
-def _tally(
-    tally: dict[tuple[Status, tuple[str, ...]], list[Any]], v: ModuleVerdict, d: roles.RoleDecision | None, n: int
-) -> None:
+def _tally_counts(tally: Tally) -> Counts:
+    c = dict.fromkeys(_COUNTED.values(), 0)
+    for (st, _archs), (n, _reason) in tally.items():
+        key = _COUNTED.get(st)
+        if key is not None:
+            c[key] += n
+    return Counts(**c)
+
+
+def _tally(tally: Tally, v: ModuleVerdict, d: roles.RoleDecision | None, n: int) -> None:
     if n <= 0:
         return
     st, first = _effective(v, d)
