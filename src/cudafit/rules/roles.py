@@ -206,7 +206,13 @@ class FileRoles:
         """``None`` when a module of these groups has kernels (or unknown names); else all their modules,
         kernel-less.  Stubs are tiny: the smallest are tried first, each lookup a small decompression."""
         sizes = self.sizes
-        members = sorted((i for g in group_ids for i in self.groups[g]), key=sizes.__getitem__)
+        groups = list(group_ids)
+        # One module per arch list first: a library's stubs share arch lists (cuBLASLt has 864 kernel-less
+        # sm_90a/sm_120f modules), so looking at every member before another list could cost hundreds.
+        firsts = sorted((min(self.groups[g], key=sizes.__getitem__) for g in groups), key=sizes.__getitem__)
+        if any(self.names(i) != () for i in firsts):
+            return None
+        members = sorted((i for g in groups for i in self.groups[g]), key=sizes.__getitem__)
         if any(self.names(i) != () for i in members):
             return None
         return members
