@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
-from collections.abc import Iterator
 from typing import Any
 
 from cudafit.binary.facts import BinaryFacts, EntryKind, Module
@@ -118,14 +117,3 @@ def _identity(path: str) -> tuple[Any, ...] | None:
     except OSError:
         return None
     return (os.path.realpath(outer), member, st.st_size, st.st_mtime_ns, st.st_ino)
-
-
-@contextlib.contextmanager
-def kernel_sources() -> Iterator[list[KernelNameSource]]:
-    """Sources opened during a block, all closed at its end."""
-    opened: list[KernelNameSource] = []
-    try:
-        yield opened
-    finally:
-        for s in opened:
-            s.close()
