@@ -56,10 +56,9 @@ def _split(data: bytes) -> tuple[int, bytes]:
 
 
 def _gpus() -> list[Any]:
-    from cudafit.model import ComputeCapability
-    from cudafit.rules.engine import TargetGpu
+    from cudafit.model import ComputeCapability, Gpu
 
-    return [TargetGpu("H100", ComputeCapability(9, 0)), TargetGpu("GTX 1080 Ti", ComputeCapability(6, 1))]
+    return [Gpu("H100", ComputeCapability(9, 0)), Gpu("GTX 1080 Ti", ComputeCapability(6, 1))]
 
 
 def _judge(items: list[Any], *, gpus: int = 2, markdown: bool = True) -> dict[str, Any]:

@@ -33,8 +33,8 @@ TABLE_GPUS = ("GTX 1080 Ti", "V100", "T4", "A100", "RTX 3090", "L4", "H100", "B2
 def record(label: str, site: str) -> dict[str, Any]:
     from cudafit.analysis import analyze
     from cudafit.binary.facts import EntryKind, FileFormat
+    from cudafit.model import Gpu
     from cudafit.probe import declared_inventory
-    from cudafit.rules.engine import TargetGpu
     from cudafit.targets import kernels as kernels_mod
     from cudafit.targets.cache import scan_cache
     from cudafit.targets.env import EnvironmentTarget
@@ -42,7 +42,7 @@ def record(label: str, site: str) -> dict[str, Any]:
     inv, errors = declared_inventory(list(TABLE_GPUS))
     if errors:
         sys.exit(f"unknown GPU names: {errors}")
-    gpus = [TargetGpu(d.name, d.compute_capability) for d in inv.devices if d.compute_capability]
+    gpus = [Gpu(d.name, d.compute_capability) for d in inv.devices if d.compute_capability]
     looked: dict[tuple[str, int], tuple[str, ...] | None] = {}
     real_call = kernels_mod.KernelNameSource.__call__
 

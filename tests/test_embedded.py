@@ -7,7 +7,7 @@ from pathlib import Path
 from builders import elf, entry, fatbin
 from cudafit.binary import inspect_bytes
 from cudafit.model import parse_compute_capability
-from cudafit.rules.engine import Status, TargetGpu, evaluate_file, evaluate_package
+from cudafit.rules.engine import Gpu, Status, evaluate_file, evaluate_package
 
 
 def library() -> bytes:
@@ -18,8 +18,8 @@ def library() -> bytes:
     return elf([(".nv_fatbin", registered), (".ldata", pool)])
 
 
-def gpu(cc: str) -> TargetGpu:
-    return TargetGpu(cc, parse_compute_capability(cc))
+def gpu(cc: str) -> Gpu:
+    return Gpu(cc, parse_compute_capability(cc))
 
 
 def test_probe_finds_them_without_reading_them() -> None:

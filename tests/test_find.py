@@ -362,11 +362,11 @@ def test_small_member_read_through_the_stop_has_the_facts_of_a_file(tmp_path: Pa
 
 
 def _gpu(name: str) -> Any:
+    from cudafit.model import Gpu
     from cudafit.probe import declared_inventory
-    from cudafit.rules.engine import TargetGpu
 
     (d,) = declared_inventory([name])[0].devices
-    return TargetGpu(d.name, d.compute_capability, None)
+    return Gpu(d.name, d.compute_capability, None)
 
 
 def _file(version: str, index_url: str) -> Any:

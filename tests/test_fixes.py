@@ -16,16 +16,15 @@ from builders import BASE_FLAGS, FLAG_A, FLAG_F, elf, entry, fatbin
 from cudafit.analysis import analyze
 from cudafit.binary import inspect_path
 from cudafit.fixes import can_target, cuda_major_of
-from cudafit.model import ComputeCapability
+from cudafit.model import ComputeCapability, Gpu
 from cudafit.report.check import check_document, render_text
-from cudafit.rules.engine import TargetGpu
 from cudafit.targets.interface import ScanItem
 
-GTX_1080_TI = TargetGpu("GeForce GTX 1080 Ti", ComputeCapability(6, 1))
-RTX_5090 = TargetGpu("GeForce RTX 5090", ComputeCapability(12, 0))
-H100 = TargetGpu("NVIDIA H100 SXM5", ComputeCapability(9, 0))
-RTX_2080 = TargetGpu("GeForce RTX 2080", ComputeCapability(7, 5))
-RTX_3090 = TargetGpu("GeForce RTX 3090", ComputeCapability(8, 6))
+GTX_1080_TI = Gpu("GeForce GTX 1080 Ti", ComputeCapability(6, 1))
+RTX_5090 = Gpu("GeForce RTX 5090", ComputeCapability(12, 0))
+H100 = Gpu("NVIDIA H100 SXM5", ComputeCapability(9, 0))
+RTX_2080 = Gpu("GeForce RTX 2080", ComputeCapability(7, 5))
+RTX_3090 = Gpu("GeForce RTX 3090", ComputeCapability(8, 6))
 
 
 
@@ -220,7 +219,7 @@ def test_nvidia_libraries_share_the_root_cause_line(tmp_path: Path) -> None:
 
 
 def test_a_gpu_no_known_toolkit_targets(tmp_path: Path) -> None:
-    kepler = TargetGpu("GeForce GTX 680", ComputeCapability(3, 0))
+    kepler = Gpu("GeForce GTX 680", ComputeCapability(3, 0))
     doc = check_document(analyze([item(lib(tmp_path / "x.so", (2, 75, 0)), "x", "1")], [kepler]))
     assert [a[3] for a in actions(doc)] == ["no CUDA toolkit from 11.8 on can target 3.0: use another GPU"]
 
@@ -260,7 +259,7 @@ def test_a_wheel_for_another_platform_says_so_first(tmp_path: Path) -> None:
     from cudafit.fixes import fixes_for
     from cudafit.rules.engine import evaluate_package
 
-    orin = TargetGpu("Jetson AGX Orin", ComputeCapability(8, 7))
+    orin = Gpu("Jetson AGX Orin", ComputeCapability(8, 7))
     facts = inspect_path(str(lib(tmp_path / "core_cc.so", (2, 86, 0))))
     verdict = evaluate_package("spconv-cu126", [facts], orin)
     path = str(tmp_path / "spconv_cu126-2.3.8-cp311-cp311-manylinux_2_28_x86_64.whl")

@@ -254,11 +254,11 @@ def test_synthetic_5000_node_fleet_is_judged_once_per_class(tmp_path: Path) -> N
 
 def test_analyze_with_a_driver_per_gpu_equals_one_call_per_driver(tmp_path: Path) -> None:
     from cudafit.analysis import analyze
-    from cudafit.rules.engine import TargetGpu
+    from cudafit.model import Gpu
     from cudafit.targets import open_target
 
     items = list(open_target(str(lib(tmp_path / "libd.so", (2, 80), (1, 90)))).iter_items())
-    h100 = TargetGpu("H100", ComputeCapability(9, 0))
+    h100 = Gpu("H100", ComputeCapability(9, 0))
     old, new = parse_driver_version("570.124.06"), parse_driver_version("580.65.06")
     both = analyze(items, [h100, h100], drivers=[old, new], include_coverage=False)
     for i, driver in enumerate((old, new)):
@@ -274,7 +274,7 @@ def test_driver_floors_equal_a_linear_scan_of_every_candidate(tmp_path: Path) ->
     judging the target with every candidate driver, lowest first, finds."""
     from cudafit.analysis import analyze, worst_status
     from cudafit.fleet.judge import _floor_candidates
-    from cudafit.rules.engine import TargetGpu
+    from cudafit.model import Gpu
     from cudafit.targets import open_target
 
     (tmp_path / "a").mkdir()
@@ -296,7 +296,7 @@ def test_driver_floors_equal_a_linear_scan_of_every_candidate(tmp_path: Path) ->
     candidates = _floor_candidates(c.driver for c in fleet.classes if c.driver is not None)
     rank = {"native": 0, "jit": 1, "partial": 2, "fails": 3, "none": -1}
     for cj in judged.classes:
-        gpus = [TargetGpu(g.name, g.compute_capability) for g in cj.cls.gpus]
+        gpus = [Gpu(g.name, g.compute_capability) for g in cj.cls.gpus]
 
         def status_at(driver: Any, gpus: list[Any] = gpus) -> str:
             a = analyze(items, gpus, driver=driver, include_coverage=False)

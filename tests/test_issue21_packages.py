@@ -13,13 +13,13 @@ from cudafit.analysis import Analysis, PackageResult
 from cudafit.model import DriverVersion, parse_driver_version
 from cudafit.probe import declared_inventory
 from cudafit.report.check import _gpu_label, check_document, iter_action_groups
-from cudafit.rules.engine import PackageVerdict, Status, TargetGpu, evaluate_package
+from cudafit.rules.engine import Gpu, PackageVerdict, Status, evaluate_package
 
 
-def gpus(*names: str) -> list[TargetGpu]:
+def gpus(*names: str) -> list[Gpu]:
     inv, errors = declared_inventory(list(names))
     assert not errors
-    return [TargetGpu(d.name, d.compute_capability, i) for i, d in enumerate(inv.devices) if d.compute_capability]
+    return [Gpu(d.name, d.compute_capability, i) for i, d in enumerate(inv.devices) if d.compute_capability]
 
 
 def judge(label: str, names: tuple[str, ...], driver: str | None = None) -> dict[str, list[PackageVerdict]]:

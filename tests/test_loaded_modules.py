@@ -319,10 +319,9 @@ def test_a_verdict_resting_on_a_fallback_says_so(monkeypatch: pytest.MonkeyPatch
     """A large member read without a way back to its symbol table: check (text, Markdown, HTML) and the
     JSON (per file) say that the package's verdicts rest on what was assumed."""
     from cudafit.analysis import analyze
-    from cudafit.model import ComputeCapability
+    from cudafit.model import ComputeCapability, Gpu
     from cudafit.report.check import check_document, render_html, render_markdown, render_text
     from cudafit.report.console import make_console
-    from cudafit.rules.engine import TargetGpu
     from cudafit.targets.interface import ScanItem
 
     data = LIB.read_bytes()
@@ -332,7 +331,7 @@ def test_a_verdict_resting_on_a_fallback_says_so(monkeypatch: pytest.MonkeyPatch
     facts = inspect_stream(io.BytesIO(data), "pkg.whl!pkg/libloaded.so", len(data))
     assert facts.fallbacks
     item = ScanItem(package="pkg", version="1.0", path=facts.path, facts=facts)
-    analysis = analyze([item], [TargetGpu("12.0", ComputeCapability(12, 0))], include_coverage=False)
+    analysis = analyze([item], [Gpu("12.0", ComputeCapability(12, 0))], include_coverage=False)
     doc = check_document(analysis)
     jsonschema.validate(doc, CHECK_SCHEMA)
     (target,) = doc["targets"]
@@ -399,7 +398,7 @@ def test_tensorflow_recorded_shape_gives_the_recorded_verdicts() -> None:
     assert sum(m.loaded for f in files for m in f.modules) == 1149
     got = []
     for cc in SHAPE["verdicts"]["gpus"]:
-        gpu = engine.TargetGpu(cc, ComputeCapability(*map(int, cc.split("."))))
+        gpu = engine.Gpu(cc, ComputeCapability(*map(int, cc.split("."))))
         v = engine.evaluate_package("tensorflow", files, gpu)
         got.append(v.status.value)
         codes = {r.code: r.message for r in v.reasons}

@@ -18,10 +18,9 @@ from rich.console import Console
 from builders import BASE_FLAGS, FLAG_A, elf, entry, fatbin
 from cudafit.analysis import analyze
 from cudafit.binary import inspect_path
-from cudafit.model import ComputeCapability
+from cudafit.model import ComputeCapability, Gpu
 from cudafit.report.check import check_document, render_text
 from cudafit.report.matrix import gpu_columns, short_gpu_name
-from cudafit.rules.engine import TargetGpu
 from cudafit.targets.interface import ScanItem
 
 ALL = (75, 80, 86, 89, 90, 100, 103, 110, 120)
@@ -41,13 +40,13 @@ STACK: list[tuple[str, str, list[tuple[int, ...]]]] = [
     ("triton", "3.8.0", [(*ALL, -120)]),
 ]
 GPUS = [
-    TargetGpu("NVIDIA T4", ComputeCapability(7, 5)),
-    TargetGpu("NVIDIA A100 SXM4", ComputeCapability(8, 0)),
-    TargetGpu("NVIDIA L4", ComputeCapability(8, 9)),
-    TargetGpu("NVIDIA H100 SXM5", ComputeCapability(9, 0)),
-    TargetGpu("GeForce RTX 4090", ComputeCapability(8, 9)),
-    TargetGpu("NVIDIA B200", ComputeCapability(10, 0)),
-    TargetGpu("GeForce RTX 5090", ComputeCapability(12, 0)),
+    Gpu("NVIDIA T4", ComputeCapability(7, 5)),
+    Gpu("NVIDIA A100 SXM4", ComputeCapability(8, 0)),
+    Gpu("NVIDIA L4", ComputeCapability(8, 9)),
+    Gpu("NVIDIA H100 SXM5", ComputeCapability(9, 0)),
+    Gpu("GeForce RTX 4090", ComputeCapability(8, 9)),
+    Gpu("NVIDIA B200", ComputeCapability(10, 0)),
+    Gpu("GeForce RTX 5090", ComputeCapability(12, 0)),
 ]
 HEADERS = ["T4 7.5", "A100 8.0", "L4 8.9", "H100 9.0", "RTX 4090 8.9", "B200 10.0", "RTX 5090 12.0"]
 

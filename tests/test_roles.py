@@ -11,7 +11,7 @@ from tests.test_rules_engine import module
 from cudafit.binary.facts import BinaryFacts, FileFormat, Module
 from cudafit.model import parse_compute_capability
 from cudafit.rules import roles
-from cudafit.rules.engine import PreparedFile, Status, TargetGpu, evaluate_file, evaluate_package
+from cudafit.rules.engine import Gpu, PreparedFile, Status, evaluate_file, evaluate_package
 
 BIN = Path(__file__).parent / "fixtures" / "bin"
 
@@ -34,8 +34,8 @@ def names_by_index(table: dict[int, tuple[str, ...] | None]) -> Callable[[Module
     return lookup
 
 
-def gpu(cc: str) -> TargetGpu:
-    return TargetGpu(cc, parse_compute_capability(cc))
+def gpu(cc: str) -> Gpu:
+    return Gpu(cc, parse_compute_capability(cc))
 
 
 GENERAL = ("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120")

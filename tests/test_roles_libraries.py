@@ -21,7 +21,7 @@ import pytest
 from cudafit.binary.facts import BinaryFacts, Compression, EntryKind, FatbinEntry, FileFormat, Module
 from cudafit.model import ArchVariant
 from cudafit.probe import declared_inventory
-from cudafit.rules.engine import PreparedFile, TargetGpu, evaluate_package
+from cudafit.rules.engine import Gpu, PreparedFile, evaluate_package
 
 HERE = Path(__file__).parent
 LIBS = HERE / "fixtures" / "libraries"
@@ -106,10 +106,10 @@ def replay(doc: dict[str, Any]) -> Iterator[tuple[str, list[PreparedFile]]]:
         yield f"{pkg['name']} {pkg['version']}", files
 
 
-def table_gpus() -> list[TargetGpu]:
+def table_gpus() -> list[Gpu]:
     inv, errors = declared_inventory(list(GPUS))
     assert not errors
-    return [TargetGpu(d.name, d.compute_capability) for d in inv.devices if d.compute_capability]
+    return [Gpu(d.name, d.compute_capability) for d in inv.devices if d.compute_capability]
 
 
 def documented_table() -> dict[str, dict[str, list[str]]]:

@@ -446,7 +446,7 @@ def test_explain_path_shows_progress_on_a_terminal(tmp_path: Path) -> None:
 
 
 def test_progress_is_silent_off_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
-    from cudafit.report.progress import progress, with_progress
+    from cudafit.progress import progress, with_progress
 
     with progress("work") as p:
         p.update("detail", force=True)

@@ -11,7 +11,7 @@ from cudafit.binary.facts import BinaryFacts, Compression, EntryKind, FatbinEntr
 from cudafit.explain.ground import arch_runs_on as ground_arch_runs_on
 from cudafit.model import ArchVariant, ComputeCapability, CudaVersion
 from cudafit.rules import compat, roles, tables
-from cudafit.rules.engine import PreparedFile, Status, TargetGpu, arch_runs_on, evaluate_file
+from cudafit.rules.engine import Gpu, PreparedFile, Status, arch_runs_on, evaluate_file
 
 CCS = list(tables.iter_compute_capabilities())
 #: Eras: unknown (the strict rule), CUDA 12.8 (Tegra apart), 13.0 (Thor joins SBSA), 13.2 (Orin too).
@@ -84,7 +84,7 @@ def test_the_era_comes_from_the_binary() -> None:
         ptx = FatbinEntry(EntryKind.PTX, 90, ArchVariant.NONE, ptx_isa, 0x11, Compression.NONE, 0, 64, 64, 8, 0, 0)
         return BinaryFacts("x.so", FileFormat.ELF_SHARED, 0, (Module(0, 64, ".nv_fatbin", (sass, ptx)),))
 
-    gpu = TargetGpu("Orin", orin)
+    gpu = Gpu("Orin", orin)
     assert evaluate_file(PreparedFile(file((isa.major, isa.minor))), gpu).status is Status.NATIVE
     assert evaluate_file(PreparedFile(file((9, 0))), gpu).status is Status.FAILS  # CUDA 13.0: Orin still apart
 

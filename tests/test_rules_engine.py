@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from cudafit.binary.facts import BinaryFacts, Compression, EntryKind, FatbinEntry, FileFormat, Module
 from cudafit.model import ArchVariant, ComputeCapability, parse_compute_capability, parse_driver_version
 from cudafit.rules import tables
-from cudafit.rules.engine import Status, TargetGpu, evaluate_file, evaluate_module, evaluate_package
+from cudafit.rules.engine import Gpu, Status, evaluate_file, evaluate_module, evaluate_package
 from cudafit.rules.reasons import REASONS
 
 _ARCH = re.compile(r"^(sm|compute)_(\d+)([af]?)$")
@@ -55,8 +55,8 @@ def facts(*modules: Module) -> BinaryFacts:
     return BinaryFacts("lib.so", FileFormat.ELF_SHARED, 0, modules)
 
 
-def gpu(cc: str) -> TargetGpu:
-    return TargetGpu(f"GPU {cc}", parse_compute_capability(cc))
+def gpu(cc: str) -> Gpu:
+    return Gpu(f"GPU {cc}", parse_compute_capability(cc))
 
 
 # (archs in one module, GPU CC, expected status, rule)
@@ -227,7 +227,7 @@ cc_st = st.sampled_from(CCS)
 def test_plain_sass_runs_iff_same_major_and_lower_or_equal_minor(
     target: ComputeCapability, gpu_cc: ComputeCapability
 ) -> None:
-    v = evaluate_module(module(f"sm_{target.arch_number}"), TargetGpu("g", gpu_cc))
+    v = evaluate_module(module(f"sm_{target.arch_number}"), Gpu("g", gpu_cc))
     expected = target.major == gpu_cc.major and target.minor <= gpu_cc.minor
     if (tables.is_tegra(gpu_cc) or tables.is_tegra(target)) and target != gpu_cc:
         expected = False  # no binary compatibility on Tegra, nor between desktop and Tegra
@@ -236,19 +236,19 @@ def test_plain_sass_runs_iff_same_major_and_lower_or_equal_minor(
 
 @given(cc_st, cc_st)
 def test_arch_specific_is_exact(target: ComputeCapability, gpu_cc: ComputeCapability) -> None:
-    v = evaluate_module(module(f"sm_{target.arch_number}a"), TargetGpu("g", gpu_cc))
+    v = evaluate_module(module(f"sm_{target.arch_number}a"), Gpu("g", gpu_cc))
     assert (v.status is Status.NATIVE) == (target == gpu_cc)
 
 
 @given(cc_st, cc_st)
 def test_family_targets_follow_the_table(target: ComputeCapability, gpu_cc: ComputeCapability) -> None:
-    v = evaluate_module(module(f"sm_{target.arch_number}f"), TargetGpu("g", gpu_cc))
+    v = evaluate_module(module(f"sm_{target.arch_number}f"), Gpu("g", gpu_cc))
     assert (v.status is Status.NATIVE) == (gpu_cc in tables.family_members(target.arch_number))
 
 
 @given(cc_st, cc_st)
 def test_plain_ptx_jits_on_equal_or_higher(target: ComputeCapability, gpu_cc: ComputeCapability) -> None:
-    v = evaluate_module(module(f"compute_{target.arch_number}"), TargetGpu("g", gpu_cc))
+    v = evaluate_module(module(f"compute_{target.arch_number}"), Gpu("g", gpu_cc))
     assert (v.status in (Status.JIT, Status.NATIVE)) == (target <= gpu_cc)
 
 
@@ -257,12 +257,12 @@ def test_monotonic_in_minor(gpu_cc: ComputeCapability, minor: int) -> None:
     """If sm_XY runs on a desktop GPU X.Z, it runs on every desktop X.Z' with Z' >= Z (Tegra code on none:
     no desktop/Tegra binary compatibility)."""
     target = ComputeCapability(gpu_cc.major, minor)
-    runs = evaluate_module(module(f"sm_{target.arch_number}"), TargetGpu("g", gpu_cc)).status is Status.NATIVE
+    runs = evaluate_module(module(f"sm_{target.arch_number}"), Gpu("g", gpu_cc)).status is Status.NATIVE
     if runs:
         for other in CCS:
             desktop = not tables.is_tegra(other) and not tables.is_tegra(target)
             if other.major == gpu_cc.major and other.minor >= gpu_cc.minor and desktop:
-                again = evaluate_module(module(f"sm_{target.arch_number}"), TargetGpu("g", other))
+                again = evaluate_module(module(f"sm_{target.arch_number}"), Gpu("g", other))
                 assert again.status is Status.NATIVE
 
 

@@ -23,20 +23,19 @@ import pytest
 
 from builders import elf, entry, fatbin, pad8
 from cudafit.analysis import analyze
-from cudafit.model import ComputeCapability, parse_cuda_version
+from cudafit.model import ComputeCapability, Gpu, parse_cuda_version
 from cudafit.report.check import check_document
 from cudafit.rules.compilers import RuntimeCompiler, judge_compiler, parse_runtime_compiler
-from cudafit.rules.engine import TargetGpu
 from cudafit.targets import open_target
 from cudafit.targets.compilers import read_cuda_release, read_llvm_targets
 from cudafit.targets.env import EnvironmentTarget
 
 ROOT = Path(__file__).parent.parent
 SCHEMA = json.loads((ROOT / "src/cudafit/schema/check.json").read_text())
-RTX5090 = TargetGpu("GeForce RTX 5090", ComputeCapability(12, 0))
-RTX4090 = TargetGpu("GeForce RTX 4090", ComputeCapability(8, 9))
-H100 = TargetGpu("H100", ComputeCapability(9, 0))
-B200 = TargetGpu("B200", ComputeCapability(10, 0))
+RTX5090 = Gpu("GeForce RTX 5090", ComputeCapability(12, 0))
+RTX4090 = Gpu("GeForce RTX 4090", ComputeCapability(8, 9))
+H100 = Gpu("H100", ComputeCapability(9, 0))
+B200 = Gpu("B200", ComputeCapability(10, 0))
 
 TRITON_32_SWITCH = ""  # Triton 3.2: one ptxas for every arch
 TRITON_33_SWITCH = 'def get_ptxas(arch: int):\n    name = "ptxas-blackwell" if arch >= 100 else "ptxas"\n'
@@ -90,7 +89,7 @@ def triton_members(ptxas: str, second: str | None = None, switch: str = TRITON_3
     return out
 
 
-def judge(target: Any, *gpus: TargetGpu, **kw: Any) -> dict[str, Any]:
+def judge(target: Any, *gpus: Gpu, **kw: Any) -> dict[str, Any]:
     analysis = analyze(target.iter_items(), gpus, **kw)
     doc = check_document(analysis)
     jsonschema.validate(doc, SCHEMA)
@@ -143,7 +142,7 @@ def test_triton_two_ptxas_picked_by_the_arch_its_compiler_py_switches_at(
 def test_second_ptxas_too_old_names_triton_ptxas_blackwell_path(tmp_path: Path) -> None:
     whl = wheel(tmp_path, "triton", "3.3.0", triton_members("12.4", "12.8", TRITON_33_SWITCH))
     # sm_121 (DGX Spark): CUDA 12.9 added it, so the 12.8 ptxas-blackwell cannot (triton-lang/triton#8539 shape)
-    doc = judge(open_target(str(whl)), TargetGpu("GB10", ComputeCapability(12, 1)))
+    doc = judge(open_target(str(whl)), Gpu("GB10", ComputeCapability(12, 1)))
     t = row(doc, "triton")
     assert statuses(doc, "triton") == ["fails"]
     assert any(f.split(": ", 1)[1].startswith("export TRITON_PTXAS_BLACKWELL_PATH=") for f in t["fixes"])
@@ -396,7 +395,7 @@ def test_warp_static_nvrtc_falls_back_to_ptx(tmp_path: Path) -> None:
     from cudafit.model import parse_driver_version
 
     whl = wheel(tmp_path, "warp-lang", "1.9.1", {"warp/bin/warp.so": compiler_binary("12.8")})
-    gb10 = TargetGpu("GB10", ComputeCapability(12, 1))
+    gb10 = Gpu("GB10", ComputeCapability(12, 1))
     doc = judge(open_target(str(whl)), RTX5090, gb10, driver=parse_driver_version("580.65.06"))
     assert statuses(doc, "warp-lang") == ["native", "jit"]
     old = judge(open_target(str(whl)), gb10, driver=parse_driver_version("560.28.03"))  # CUDA 12.6: ISA 8.5 < 8.7
@@ -417,7 +416,7 @@ def test_torch_wheel_alone_judges_the_triton_it_pins_and_its_nvrtc_falls_back_to
         'triton==3.4.0; platform_system == "Linux" and platform_machine == "x86_64"',
     )
     whl = wheel(tmp_path, "torch", "2.8.0", members, requires)
-    gb10 = TargetGpu("GB10", ComputeCapability(12, 1))
+    gb10 = Gpu("GB10", ComputeCapability(12, 1))
     doc = judge(open_target(str(whl)), RTX5090, gb10)
     t = row(doc, "torch")
     assert sorted((c["family"], c["user"], c["cuda_version"]) for c in t["runtime_compilers"]) == [

@@ -180,14 +180,14 @@ def test_expectation_mapping() -> None:
     from builders import entry, fatbin
     from cudafit.binary.fatbin import parse_fatbin
     from cudafit.model import ComputeCapability, parse_driver_version
-    from cudafit.rules.engine import TargetGpu, evaluate_module
+    from cudafit.rules.engine import Gpu, evaluate_module
     from cudafit.verify.plan import expectation_for
 
     def mod(*entries: bytes, section: str = ".nv_fatbin") -> Any:
         data = fatbin(*entries)
         return parse_fatbin(data, 0, len(data), section=section)[0]
 
-    h100 = TargetGpu("H100", ComputeCapability(9, 0))
+    h100 = Gpu("H100", ComputeCapability(9, 0))
     r580, r570 = parse_driver_version("580.65.06"), parse_driver_version("570.124.06")
 
     def exp(m: Any, *, driver: Any = r580, jit_allowed: bool = True, jit: bool = False, role: Any = None) -> Any:

@@ -74,7 +74,7 @@ def _status_value(verdict: Any) -> str:
 class Analysis:
     """Everything ``check`` and ``doctor`` render."""
 
-    gpus: tuple[Any, ...]  # rules.engine.TargetGpu
+    gpus: tuple[Any, ...]  # rules.engine.Gpu
     packages: tuple[PackageResult, ...]
     driver: DriverVersion | None
     jit_allowed: bool

@@ -274,7 +274,8 @@ def check_binary(module_or_path: Any, device: Any = None) -> str:
 
 def _evaluate_binary(path: str, device: Any) -> str | CapabilityError:
     from cudafit.binary import EntryKind, inspect_path
-    from cudafit.rules.engine import TargetGpu, evaluate_file
+    from cudafit.model import Gpu
+    from cudafit.rules.engine import evaluate_file
 
     dev = _device(device)
     if dev is None:
@@ -282,7 +283,7 @@ def _evaluate_binary(path: str, device: Any) -> str | CapabilityError:
     facts = inspect_path(path)
     if facts.error and not facts.modules:
         return CapabilityError(f"cannot read {path}: {facts.error}")
-    verdict = evaluate_file(facts, TargetGpu(dev.name, dev.compute_capability, dev.cuda_index))
+    verdict = evaluate_file(facts, Gpu(dev.name, dev.compute_capability, dev.cuda_index))
     status = verdict.status.value
     if status != "fails":
         return status

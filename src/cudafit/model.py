@@ -22,6 +22,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from cudafit._values import ComputeCapability, parse_compute_capability
 from cudafit.errors import ValueParseError
@@ -31,6 +32,7 @@ __all__ = [
     "ComputeCapability",
     "CudaVersion",
     "DriverVersion",
+    "Gpu",
     "PtxIsaVersion",
     "PtxTarget",
     "SmArch",
@@ -57,6 +59,23 @@ class ArchVariant(str, enum.Enum):
 
 
 _ARCH_RE = re.compile(r"\A(?:(sm|compute|lto)_?)?([0-9]{2,3})([af]?)\Z")
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """The GPU a verdict is for: a name, its compute capability, and its CUDA ordinal when it was probed.
+
+    One shape for a GPU in every layer (probe results, ``--gpu`` names, fleet classes, verify), so a verdict
+    never has to guess what ``(name, cc)`` or ``"8.6"`` meant.
+    """
+
+    name: str
+    compute_capability: ComputeCapability
+    index: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"name": self.name, "compute_capability": str(self.compute_capability), "index": self.index}
 
 
 @dataclass(frozen=True, order=True)

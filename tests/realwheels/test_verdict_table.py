@@ -17,7 +17,7 @@ from tests.realwheels.test_real_wheels import download
 from tests.test_roles_libraries import documented_table, table_gpus
 
 from cudafit.analysis import analyze
-from cudafit.rules.engine import TargetGpu
+from cudafit.model import Gpu
 from cudafit.targets.cache import scan_cache
 from cudafit.targets.env import EnvironmentTarget
 
@@ -40,7 +40,7 @@ WHEELS = {
 }
 
 
-def judge(site: str, gpus: list[TargetGpu]) -> dict[str, list[str]]:
+def judge(site: str, gpus: list[Gpu]) -> dict[str, list[str]]:
     with scan_cache():
         analysis = analyze(list(EnvironmentTarget([site]).iter_items()), gpus, include_coverage=False)
     return {f"{p.name} {p.version}": [v.status.value for v in p.verdicts] for p in analysis.packages}

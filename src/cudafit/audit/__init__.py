@@ -67,7 +67,7 @@ def iter_targets(specs: Sequence[str], pip_args: Sequence[str] = ()) -> Iterator
 
 def run_audit(specs: Sequence[str], policy: Policy, *, pip_args: Sequence[str] = ()) -> AuditResult:
     """Audit every target against ``policy``."""
-    from cudafit.report.progress import progress
+    from cudafit.progress import progress
 
     results: list[TargetResult] = []
     targets = list(iter_targets(specs, pip_args))  # opening is cheap: nothing is read or downloaded yet

@@ -192,9 +192,9 @@ def _archs(m: Module) -> str:
 
 
 def _gpu(cc: ComputeCapability) -> Any:
-    from cudafit.rules.engine import TargetGpu
+    from cudafit.model import Gpu
 
-    return TargetGpu(str(cc), cc)
+    return Gpu(str(cc), cc)
 
 
 def _has_ptx_for(module: Module, cc: ComputeCapability, variant: str) -> bool:

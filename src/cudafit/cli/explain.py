@@ -62,9 +62,9 @@ def configure_parser(sub: Any) -> None:
 
 def _read_stream(fh: BinaryIO, name: str) -> str:
     """The excerpt of a log to classify (:func:`cudafit.explain.logread.read_log`), with progress on a terminal
-    (the shared status line of :mod:`cudafit.report.progress`) for logs of :data:`_PROGRESS_BYTES` or more."""
+    (the shared status line of :mod:`cudafit.progress`) for logs of :data:`_PROGRESS_BYTES` or more."""
     from cudafit.explain.logread import read_log
-    from cudafit.report.progress import human_bytes, progress
+    from cudafit.progress import human_bytes, progress
 
     try:
         size = os.fstat(fh.fileno()).st_size if fh.seekable() else 0
@@ -122,7 +122,7 @@ def _owner(path: str) -> str | None:
 def scan_named(packages: Sequence[str], *, sites: Sequence[str] | None = None, path: str | None = None) -> list[Any]:
     """One scan of the place to look: ``path`` (all of it), else ``sites`` (default: this environment)
     limited, before any file is read, to the packages the text names (all of them when it names none)."""
-    from cudafit.report.progress import with_progress
+    from cudafit.progress import with_progress
     from cudafit.targets.cache import scan_cache
 
     with scan_cache():
@@ -169,12 +169,12 @@ def kernel_gaps(items: Sequence[Any], gpus: Sequence[tuple[str, Any]]) -> list[A
     """Every module of ``items`` without code for the GPUs, with its kernels (demangled where c++filt is)."""
     from cudafit.analysis import analyze
     from cudafit.explain.ground import KernelGap
+    from cudafit.model import Gpu
     from cudafit.report.check import iter_modules_without_code
     from cudafit.report.scan import demangle
-    from cudafit.rules.engine import TargetGpu
     from cudafit.targets.cache import scan_cache
 
-    targets = [TargetGpu(name, cc) for name, cc in gpus]
+    targets = [Gpu(name, cc) for name, cc in gpus]
     with scan_cache():  # kernel names are read through (and remembered in) the scan cache
         analysis = analyze(items, targets, include_coverage=False, kernels=True)
     rows = [

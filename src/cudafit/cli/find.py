@@ -61,10 +61,9 @@ def execute(args: argparse.Namespace) -> int:
     """Run ``find``."""
     from cudafit.errors import CudafitError
     from cudafit.find import find
-    from cudafit.model import parse_driver_version
+    from cudafit.model import Gpu, parse_driver_version
     from cudafit.report.console import dump_json, make_console
     from cudafit.report.find import find_document, render_text
-    from cudafit.rules.engine import TargetGpu
     from cudafit.targets.index import IndexClient
 
     gpus: list[Any] = []
@@ -81,20 +80,20 @@ def execute(args: argparse.Namespace) -> int:
             for e in errs:
                 print(f"cudafit: {e['message']}", file=sys.stderr)
             return EXIT_USAGE
-        gpus = [TargetGpu(d.name, d.compute_capability, None) for d in declared.devices if d.compute_capability]
+        gpus = [Gpu(d.name, d.compute_capability, None) for d in declared.devices if d.compute_capability]
     if (not args.gpu or driver is None) and not args.no_probe:
         from cudafit.probe import probe_machine
 
         inv = probe_machine()
         if not args.gpu:
             gpus = [
-                TargetGpu(d.name, d.compute_capability, d.cuda_index) for d in inv.cuda_devices if d.compute_capability
+                Gpu(d.name, d.compute_capability, d.cuda_index) for d in inv.cuda_devices if d.compute_capability
             ]
         driver = driver or inv.driver_version
     if not gpus:
         print("cudafit: no GPU found on this machine: name one with --gpu (e.g. --gpu 'RTX 4090')", file=sys.stderr)
         return EXIT_USAGE
-    from cudafit.report.progress import progress
+    from cudafit.progress import progress
 
     with progress(f"cudafit find {args.requirement}") as line:  # a status line on a terminal, nothing elsewhere
         result = find(

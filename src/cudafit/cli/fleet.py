@@ -192,6 +192,7 @@ def fleet_usage_error(args: argparse.Namespace) -> str | None:
 def run_fleet_verdicts(args: argparse.Namespace, items: Iterable[Any]) -> int:
     """``check``/``doctor --fleet``: judge every node class, render, return the exit code."""
     from cudafit.fleet.judge import judge_fleet
+    from cudafit.progress import with_progress
     from cudafit.report.console import dump_json, make_console
     from cudafit.report.fleet import (
         fleet_check_document,
@@ -199,7 +200,6 @@ def run_fleet_verdicts(args: argparse.Namespace, items: Iterable[Any]) -> int:
         render_fleet_markdown,
         render_fleet_text,
     )
-    from cudafit.report.progress import with_progress
     from cudafit.targets.cache import scan_cache
 
     problem = fleet_usage_error(args)

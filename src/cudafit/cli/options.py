@@ -139,9 +139,8 @@ def add_verdict_options(p: argparse.ArgumentParser) -> None:
 
 def _gpus_and_machine(args: argparse.Namespace) -> tuple[list[Any], Any, dict[str, Any] | None, list[str]]:
     """(target GPUs, driver, machine summary, errors)."""
-    from cudafit.model import parse_driver_version
+    from cudafit.model import Gpu, parse_driver_version
     from cudafit.probe import declared_inventory, inventory_from_file, probe_machine
-    from cudafit.rules.engine import TargetGpu
 
     errors: list[str] = []
     gpus: list[Any] = []
@@ -158,14 +157,14 @@ def _gpus_and_machine(args: argparse.Namespace) -> tuple[list[Any], Any, dict[st
         }
         for d in inv.cuda_devices:
             if d.compute_capability is not None:
-                gpus.append(TargetGpu(d.name, d.compute_capability, d.cuda_index))
+                gpus.append(Gpu(d.name, d.compute_capability, d.cuda_index))
         driver = driver or inv.driver_version
     if args.gpu:
         declared, errs = declared_inventory(args.gpu)
         errors.extend(e["message"] for e in errs)
         for d in declared.devices:
             if d.compute_capability is not None:
-                gpus.append(TargetGpu(d.name, d.compute_capability, None))
+                gpus.append(Gpu(d.name, d.compute_capability, None))
     return gpus, driver, machine, errors
 
 
@@ -205,9 +204,9 @@ def run_verdicts(
         return run_fleet_verdicts(args, items)
 
     from cudafit.analysis import analyze
+    from cudafit.progress import with_progress
     from cudafit.report.check import check_document, render_html, render_markdown, render_text
     from cudafit.report.console import dump_json, make_console
-    from cudafit.report.progress import with_progress
 
     gpus, driver, machine, errors = _gpus_and_machine(args)
     if errors:

@@ -185,8 +185,8 @@ def _json_fast(paths: list[str]) -> tuple[str, bool]:
 
 def execute(args: argparse.Namespace) -> int:
     """Scan every PATH and render the facts."""
+    from cudafit.progress import with_progress
     from cudafit.report.console import dump_json, make_console
-    from cudafit.report.progress import with_progress
     from cudafit.report.scan import FileReport, render_scan_json, render_scan_json_text, render_scan_text
     from cudafit.targets import open_target
     from cudafit.targets.cache import scan_cache

@@ -97,7 +97,7 @@ def verification_document(
     """Run the verification and return its ``cudafit.verify/1`` document (an error document when the
     driver cannot be asked).  ``items`` are scan items; they are read only once the driver answered."""
     from cudafit.errors import DriverUnavailableError
-    from cudafit.report.progress import with_progress
+    from cudafit.progress import with_progress
     from cudafit.report.verify import error_document, verify_document
     from cudafit.targets.cache import scan_cache
     from cudafit.verify import run_verify

@@ -87,9 +87,9 @@ class FleetJudgement:
 
 
 def _targets(cls: NodeClass) -> list[Any]:
-    from cudafit.rules.engine import TargetGpu
+    from cudafit.model import Gpu
 
-    return [TargetGpu(g.name, g.compute_capability) for g in cls.gpus if g.compute_capability is not None]
+    return [Gpu(g.name, g.compute_capability) for g in cls.gpus if g.compute_capability is not None]
 
 
 class _Evaluator:
@@ -109,9 +109,9 @@ class _Evaluator:
     def _analyze(
         self, items: Sequence[Any], pairs: Sequence[tuple[ComputeCapability, DriverVersion | None]]
     ) -> Analysis:
-        from cudafit.rules.engine import TargetGpu
+        from cudafit.model import Gpu
 
-        gpus = [TargetGpu(f"compute capability {cc}", cc) for cc, _d in pairs]
+        gpus = [Gpu(f"compute capability {cc}", cc) for cc, _d in pairs]
         drivers = [d for _cc, d in pairs]
         return analyze(items, gpus, drivers=drivers, jit_allowed=self.jit_allowed, include_coverage=False)
 

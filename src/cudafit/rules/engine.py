@@ -22,7 +22,6 @@ specialised for other GPUs and kernel-less modules are information, holes make a
 from __future__ import annotations
 
 import dataclasses
-import enum
 import functools
 import os
 import re
@@ -36,6 +35,7 @@ from cudafit.model import (
     ComputeCapability,
     CudaVersion,
     DriverVersion,
+    Gpu,
     PtxIsaVersion,
     parse_ptx_target,
     parse_sm_arch,
@@ -43,48 +43,23 @@ from cudafit.model import (
 from cudafit.rules import compat, loaded, roles, tables
 from cudafit.rules import toolkit as toolkit_mod
 from cudafit.rules.reasons import Reason, ReasonData, reason
+from cudafit.rules.status import Status
 
 __all__ = [
     "CodeChoice",
     "Counts",
     "FileVerdict",
+    "Gpu",
     "ModuleVerdict",
     "PackageVerdict",
     "PreparedFile",
     "Status",
-    "TargetGpu",
     "arch_runs_on",
     "evaluate_file",
     "evaluate_module",
     "evaluate_package",
     "iter_compatible_code",
 ]
-
-
-class Status(str, enum.Enum):
-    """Verdict statuses (docs/verdicts.md)."""
-
-    NATIVE = "native"  # usable SASS
-    JIT = "jit"  # only via PTX JIT
-    PARTIAL = "partial"  # some modules have no usable code, others run
-    FAILS = "fails"  # nothing usable
-    NONE = "none"  # no (loadable) device code
-    GATED = "gated"  # module level: built only for a/f targets of other GPUs
-    SPECIALISED = "specialised"  # module level: code for other GPUs the library dispatches there
-    KERNEL_LESS = "kernel-less"  # module level: no kernels, launches nothing
-
-
-@dataclass(frozen=True)
-class TargetGpu:
-    """The GPU a verdict is for: a name and its compute capability (and its index, when probed)."""
-
-    name: str
-    compute_capability: ComputeCapability
-    index: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form."""
-        return {"name": self.name, "compute_capability": str(self.compute_capability), "index": self.index}
 
 
 @dataclass(frozen=True)
@@ -134,7 +109,7 @@ def _isa_limit(driver: DriverVersion | None) -> tuple[PtxIsaVersion | None, bool
 
 def iter_compatible_code(
     module: Module,
-    gpu: TargetGpu,
+    gpu: Gpu,
     *,
     driver: DriverVersion | None = None,
     jit_allowed: bool = True,
@@ -220,7 +195,7 @@ def _signature(module: Module) -> tuple[FatbinEntry, ...]:
 
 def evaluate_module(
     module: Module,
-    gpu: TargetGpu,
+    gpu: Gpu,
     *,
     driver: DriverVersion | None = None,
     jit_allowed: bool = True,
@@ -249,7 +224,7 @@ def _decide(
 ) -> ModuleVerdict:
     """Decide a canonical module.  ``gating=False`` when every kernel is always used (a .pt2 model's
     cubins), so code built only for other GPUs' a/f targets is a failure, not a gated module."""
-    gpu = TargetGpu(str(cc), cc)
+    gpu = Gpu(str(cc), cc)
     index = 0
     code = [e for e in module.entries if e.kind in (EntryKind.SASS, EntryKind.PTX)]
     sass = _arch_names(code, EntryKind.SASS)
@@ -581,11 +556,11 @@ class PreparedFile:
         tally = self.tally(cc, driver, jit_allowed, gating)[0]
         counts = _tally_counts(tally)
         if self.embedded:
-            pool = self.pool(TargetGpu(str(cc), cc), driver, jit_allowed, counts.native > 0)
+            pool = self.pool(Gpu(str(cc), cc), driver, jit_allowed, counts.native > 0)
             counts = counts + _count_of([pool.status])
         return counts
 
-    def pool(self, gpu: TargetGpu, driver: DriverVersion | None, jit_allowed: bool, native: bool) -> ModuleVerdict:
+    def pool(self, gpu: Gpu, driver: DriverVersion | None, jit_allowed: bool, native: bool) -> ModuleVerdict:
         """The embedded fatbins as one module; code for other GPUs only, while registered modules run
         natively here (``native``), is a specialisation (the library loads those fatbins on their GPUs)."""
         pool = _embedded_pool(self.embedded_code, self.embedded_total, self.embedded_sections, gpu, driver, jit_allowed)
@@ -604,7 +579,7 @@ _ROLE_STATUS = {
 
 def evaluate_file(
     facts: BinaryFacts | PreparedFile,
-    gpu: TargetGpu,
+    gpu: Gpu,
     *,
     driver: DriverVersion | None = None,
     jit_allowed: bool = True,
@@ -773,7 +748,7 @@ def _embedded_pool(
     code: Sequence[Module],
     count: int,
     sections: Sequence[str],
-    gpu: TargetGpu,
+    gpu: Gpu,
     driver: DriverVersion | None,
     jit_allowed: bool,
 ) -> ModuleVerdict:
@@ -805,7 +780,7 @@ class PackageVerdict:
     """One package (or directory of loose binaries) on one GPU."""
 
     name: str
-    gpu: TargetGpu
+    gpu: Gpu
     status: Status
     counts: Counts
     files: tuple[FileVerdict, ...]
@@ -837,7 +812,7 @@ def _library_loaded_files(
 
 def _loaded_pool(
     loaded: Sequence[PreparedFile],
-    gpu: TargetGpu,
+    gpu: Gpu,
     driver: DriverVersion | None,
     jit_allowed: bool,
     native_elsewhere: bool,
@@ -861,7 +836,7 @@ def _specialised_pool(pool: ModuleVerdict, native_elsewhere: bool, why: str) -> 
 def _pool_verdict(
     loaded: Sequence[PreparedFile],
     others: Sequence[FileVerdict],
-    gpu: TargetGpu,
+    gpu: Gpu,
     driver: DriverVersion | None,
     jit_allowed: bool,
 ) -> FileVerdict:
@@ -883,7 +858,7 @@ def package_status(
     """A package's status and module counts on ``cc`` (coverage columns): the verdict a GPU of that compute
     capability gets, so the columns and the verdicts never disagree."""
     v = evaluate_package(
-        "", prepared, TargetGpu(str(cc), cc), gating=gating, pool_loose=pool_loose, python_modules=python_modules
+        "", prepared, Gpu(str(cc), cc), gating=gating, pool_loose=pool_loose, python_modules=python_modules
     )
     return v.status, v.counts
 
@@ -904,7 +879,7 @@ def bundled_nvidia_library(path: str) -> str | None:
 def _file_roles(
     registered: Sequence[PreparedFile],
     fverdicts: tuple[FileVerdict, ...],
-    gpu: TargetGpu,
+    gpu: Gpu,
     how: tuple[DriverVersion | None, bool, bool],
     python_modules: int,
 ) -> tuple[FileVerdict, ...]:
@@ -985,7 +960,7 @@ def _as_information(fv: FileVerdict, d: roles.RoleDecision, of: Status = Status.
 def evaluate_package(
     name: str,
     files: Iterable[BinaryFacts | PreparedFile],
-    gpu: TargetGpu,
+    gpu: Gpu,
     *,
     driver: DriverVersion | None = None,
     jit_allowed: bool = True,

@@ -118,7 +118,7 @@ def _run_pip(cmd: list[str], requirement: str) -> tuple[int, list[str], str | No
     import tempfile
     import threading
 
-    from cudafit.report.progress import human_bytes, progress
+    from cudafit.progress import human_bytes, progress
 
     tmp = tempfile.mkdtemp(prefix="cudafit-pip-")
     lines: list[str] = []

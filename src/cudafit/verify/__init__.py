@@ -96,8 +96,7 @@ def run_verify(
     """
     from cudafit.analysis import analyze
     from cudafit.errors import DriverUnavailableError
-    from cudafit.model import ComputeCapability, parse_driver_version
-    from cudafit.rules.engine import TargetGpu
+    from cudafit.model import ComputeCapability, Gpu, parse_driver_version
     from cudafit.verify.plan import iter_module_targets
     from cudafit.verify.runner import Answer, Job, iter_answers
     from cudafit.verify.sources import ByteSources
@@ -110,7 +109,7 @@ def run_verify(
         raise DriverUnavailableError("bad-device", msg)
     devices = tuple(by_ordinal[o] for o in wanted)
     gpus = [
-        TargetGpu(d.name, ComputeCapability(*map(int, d.compute_capability.split("."))), d.ordinal) for d in devices
+        Gpu(d.name, ComputeCapability(*map(int, d.compute_capability.split("."))), d.ordinal) for d in devices
     ]
     version = listing.driver_version or driver_version
     driver = parse_driver_version(version) if version else None
