@@ -11,9 +11,11 @@ names, codes and strings are those of ``cudaGetErrorName`` / ``cudaGetErrorStrin
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal
+
+from cudafit.explain.evidence import Facts, SourceFile
 
 __all__ = [
     "CUDA_ERRORS",
@@ -284,7 +286,7 @@ _SOURCE_FILE = re.compile(
 )
 
 
-def iter_source_files(text: str) -> Iterator[dict[str, Any]]:
+def iter_source_files(text: str) -> Iterator[SourceFile]:
     """C++/CUDA source files a log points at, as {"file", "path", "line"} (line only when given), each once.
 
     Kernels are usually reported with the file and line of their launch or assert
@@ -301,7 +303,291 @@ def iter_source_files(text: str) -> Iterator[dict[str, Any]]:
         yield {"file": file, "path": path, "line": line} if line is not None else {"file": file, "path": path}
 
 
-def extract_facts(text: str) -> dict[str, Any]:
+def _archs(text: str) -> Facts:
+    """``archs``: every sm_/compute_ target named, as ``sm_XY[a|f]``."""
+    archs = [
+        f"sm_{num}{var.lower()}"
+        for num, var in re.findall(r"(?<![A-Za-z0-9])(?:sm|compute)_?(\d{2,3})([afAF]?)(?![A-Za-z0-9])", text)
+    ]
+    return {"archs": _sorted_archs(archs)} if archs else {}
+
+
+def _arch_range(text: str) -> Facts:
+    """``arch_range`` and ``built_for`` of ``FATAL: kernel K is for smA-smB, but was built for smC``."""
+    m = re.search(r"is for sm_?(\d{2,3})\s*-\s*sm_?(\d{2,3}),? but was built for sm_?(\d{2,3})\b", text)
+    if m and int(m.group(1)) <= int(m.group(2)):  # "sm80-sm00" is no range
+        return {"arch_range": [f"sm_{m.group(1)}", f"sm_{m.group(2)}"], "built_for": f"sm_{m.group(3)}"}
+    return {}
+
+
+def _ggml_built_for(text: str) -> Facts:
+    """``built_for``: ggml prints the ``__CUDA_ARCH__`` of the code that ran (520 = sm_52)."""
+    m = re.search(r"no device code compatible with CUDA arch (\d{3,4})\b", text)
+    return {"built_for": f"sm_{int(m.group(1)) // 10}"} if m else {}
+
+
+def _ggml_build_archs(text: str) -> Facts:
+    """``build_archs``: ggml's ``__CUDA_ARCH_LIST__`` ("ggml-cuda.cu was compiled for: 520,610")."""
+    m = re.search(r"ggml-cuda\.cu was compiled for: (\d{3,4}(?:\s*,\s*\d{3,4})*)", text)
+    return {"build_archs": _sorted_archs([f"sm_{int(a) // 10}" for a in re.findall(r"\d+", m.group(1))])} if m else {}
+
+
+def _failure_names(text: str) -> Facts:
+    """``kernels``, ``operators`` and ``source_files``: the names a failure carries (ten of each at most)."""
+    out: Facts = {}
+    kernels = list(iter_kernel_names(text))
+    if kernels:
+        out["kernels"] = kernels[:10]
+    operators = list(iter_operator_names(text))
+    if operators:
+        out["operators"] = operators[:10]
+    files = list(iter_source_files(text))
+    if files:
+        out["source_files"] = files[:10]
+    return out
+
+
+def _cuda_errors(text: str) -> Facts:
+    """``cuda_errors``: code, name and string of each CUDA error named (:func:`iter_cuda_errors`)."""
+    errors = iter_cuda_errors(text)
+    return {"cuda_errors": [{"code": e.code, "name": e.name, "string": e.string} for e in errors]} if errors else {}
+
+
+def _shared_memory(text: str) -> Facts:
+    """``shared_memory``: a launch's request over the hardware limit (Triton's "Required: N, Hardware limit: M"),
+    else ptxas' "uses too much shared data (0x12000 bytes, 0xc000 max)": static ``__shared__`` arrays, which ptxas
+    caps at 48 KB whatever the GPU (more needs dynamic shared memory and an opt-in)."""
+    m = re.search(r"Required:\s*(\d+),\s*Hardware limit:\s*(\d+)", text)
+    if m:
+        return {"shared_memory": {"required": int(m.group(1)), "limit": int(m.group(2))}}
+    m = re.search(r"uses too much shared data \((0x[0-9a-f]+|\d+) bytes,\s*(0x[0-9a-f]+|\d+) max\)", text, re.I)
+    if m:
+        return {"shared_memory": {"required": int(m.group(1), 0), "limit": int(m.group(2), 0), "kind": "static"}}
+    return {}
+
+
+# The ways a guard states the lowest compute capability it accepts, first match wins: (pattern, how its groups
+# read): "cc" a CC or an arch number ("8.0", "75"), "major" a major alone ("arch_major == 9", "8.x required"),
+# "pair" major and minor apart ("(3, 5)").
+_MINIMUM_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"requires\s+sm_?\s?(\d{2,3})\s*\+", re.I), "cc"),
+    (
+        re.compile(
+            r"requires?\s+(?:GPUs?|GPU's|devices?)\s+(?:with\s+)?sm_?\s?(\d{2,3})\s+or\s+(?:higher|newer|above)", re.I
+        ),
+        "cc",
+    ),
+    (
+        re.compile(
+            r"(?:compute capability|GPU architecture|capability)\s*(?:>=|of at least|at least|≥)\s*"
+            r"(?:sm_?)?(\d+(?:\.\d)?)",
+            re.I,
+        ),
+        "cc",
+    ),
+    (re.compile(r"compute capability below (\d+(?:\.\d)?) are not supported", re.I), "cc"),
+    (re.compile(r"minimum required compute capability:? (\d+\.\d)", re.I), "cc"),
+    # TransformerEngine: "Device compute capability 8.9 or higher required for FP8 execution."
+    (re.compile(r"compute capability (\d+\.\d) or (?:higher|newer|later|above)", re.I), "cc"),
+    (re.compile(r"compute capability (\d+)\.x required", re.I), "major"),
+    # vLLM: "Minimum capability: 75. Current capability: 70."
+    (re.compile(r"Min(?:imum)? capability: (\d{2,3})\b"), "cc"),
+    # numba: "(requires >=3.5)"
+    (re.compile(r"\(requires >= ?(\d+\.\d)\)"), "cc"),
+    # numba: "has compute capability < (3, 5)"
+    (re.compile(r"has compute capability < \(?(\d+), ?(\d+)"), "pair"),
+    # TransformerEngine: "requires SM_90+ (Hopper or later)"
+    (re.compile(r"requires\s+SM_?(\d{2,3})\+?\s*(?:\(\w+\)\s*)?(?:\(?\w+\s+)?or\s+(?:later|newer|higher)", re.I), "cc"),
+    # DeepGEMM: "Assertion error (...): arch_major == 9"
+    (re.compile(r"\barch_major\s*(?:==|>=)\s*(\d+)\b"), "major"),
+)
+# "FlashAttention only supports Ampere GPUs or newer": an architecture's name for its first CC.
+_ARCHITECTURE_MINIMUM = re.compile(
+    r"(?:only supports?|requires?)\s+(Maxwell|Pascal|Volta|Turing|Ampere|Ada|Hopper|Blackwell)"
+    r"(?:\s+Lovelace)?\s+(?:GPUs?\s+)?(?:or\s+(?:newer|later|above))",
+    re.I,
+)
+
+
+def _stated_minimum(text: str) -> str | None:
+    """The lowest compute capability a guard's message states (:data:`_MINIMUM_FORMS`), as ``X.Y``."""
+    for rx, form in _MINIMUM_FORMS:
+        m = rx.search(text)
+        if m is None:
+            continue
+        if form == "pair":
+            return f"{m.group(1)}.{m.group(2)}"
+        value = f"{m.group(1)}.0" if form == "major" else m.group(1)
+        return value if "." in value else _cc_of(value)
+    return None
+
+
+def _capability_range(text: str) -> Facts:
+    """``required_minimum`` / ``required_maximum`` (the CC range a capability guard accepts) and
+    ``required_architecture`` (a guard that names an architecture instead)."""
+    out: Facts = {}
+    minimum = _stated_minimum(text)
+    # xformers: "requires device with capability > (8, 0) but your GPU has capability (7, 5) (too old)"
+    lower = re.search(r"requires device with capability\s*>=?\s*\((\d+), (\d+)\)", text)
+    if lower and minimum is None:
+        out["required_minimum"] = f"{lower.group(1)}.{lower.group(2)}"
+    upper = re.search(r"requires device with capability\s*<=\s*\((\d+), (\d+)\)", text)
+    if upper:
+        out["required_maximum"] = f"{upper.group(1)}.{upper.group(2)}"
+    if minimum is not None:
+        out["required_minimum"] = minimum
+    elif m := _ARCHITECTURE_MINIMUM.search(text):
+        out["required_minimum"] = ARCHITECTURE_MIN_CC[m.group(1).lower()]
+        out["required_architecture"] = m.group(1).capitalize()
+    return out
+
+
+def _packages(text: str) -> Facts:
+    """``packages``: the distributions of site-/dist-packages paths (``nvidia/<lib>`` for NVIDIA's wheels)."""
+    pkgs = [
+        f"nvidia/{sub}" if top == "nvidia" and sub else top
+        for top, sub in re.findall(r"(?:site|dist)-packages/([A-Za-z0-9_.\-]+)(?:/([A-Za-z0-9_\-]+)/)?", text)
+    ]
+    names = [p.split("-")[0] if p.endswith((".dist-info", ".egg-info")) else p for p in pkgs]
+    names = [n.removesuffix(".py").removesuffix(".so") for n in names if not n.startswith(("_", "."))]
+    names = [n if n.startswith("nvidia/") else n.split(".")[0] for n in names if n]
+    return {"packages": _uniq(names)} if names else {}
+
+
+def _libraries(text: str) -> Facts:
+    """``libraries``: the shared libraries named (``libtorch_cuda_linalg.so``), ten at most."""
+    libs = _uniq(re.findall(r"(?<![\w.+-])(lib[\w+-]+(?:\.[\w+-]+)*?\.so)(?:\.\d+)*\b", text))
+    return {"libraries": libs[:10]} if libs else {}
+
+
+def _gpus(text: str) -> Facts:
+    """``gpus``: each GPU the log describes (:func:`iter_gpus`), once."""
+    gpus = list(dict.fromkeys(iter_gpus(text)))
+    return {"gpus": [{"name": name, "compute_capability": cc} for name, cc in gpus]} if gpus else {}
+
+
+def _listed_build_archs(text: str) -> Facts:
+    """``build_archs`` a build lists: spconv's "available: {(6, 1), (3, 7)}", torch's "supports CUDA capabilities
+    sm_50 sm_60" (the latter wins)."""
+    out: Facts = {}
+    m = re.search(r"isn't compiled in prebuilt.{0,80}?available: \{((?:\(\d+, \d+\),? ?)+)\}", text)
+    if m:
+        out["build_archs"] = _sorted_archs([f"sm_{a}{b}" for a, b in re.findall(r"\((\d+), (\d+)\)", m.group(1))])
+    m = re.search(r"supports CUDA capabilities ((?:sm_\d+[af]?[\s,]*)+)", text)
+    if m:
+        out["build_archs"] = _sorted_archs(re.findall(r"sm_\d+[af]?", m.group(1)))
+    return out
+
+
+def _build_min_cc(text: str) -> Facts:
+    """``build_min_cc``: the lowest CC a build says it supports (TensorFlow's "Ignoring visible gpu device")."""
+    m = re.search(r"minimum cuda capability (?:that we )?support(?:ed)? (?:by this library )?is (\d+\.\d+)", text, re.I)
+    m = m or re.search(
+        r"Ignoring (?:visible )?gpu device .{0,160}The minimum required Cuda capability is (\d+\.\d+)", text
+    )
+    return {"build_min_cc": m.group(1)} if m else {}
+
+
+def _extension_toolkit(text: str) -> Facts:
+    """``toolkit_cuda_version`` / ``torch_cuda_version``: an extension build's nvcc vs torch.version.cuda."""
+    m = re.search(
+        r"(?:The detected CUDA version \((\d+\.\d+)\) mismatches the version that was used to compile\s+PyTorch "
+        r"\((\d+\.\d+)\)|Installed CUDA version (\d+\.\d+) does not match the version torch was compiled with "
+        r"(\d+\.\d+))",
+        text,
+    )
+    if not m:
+        return {}
+    toolkit, torch = [g for g in m.groups() if g]
+    return {"toolkit_cuda_version": toolkit, "torch_cuda_version": torch}
+
+
+def _driver(text: str) -> Facts:
+    """``driver_cuda_version`` (the CUDA a driver supports, "found version 11040") and ``driver_version``."""
+    out: Facts = {}
+    m = re.search(r"too old \(found version (\d{4,5})\)", text) or re.search(
+        r"driver (?:API )?version[:= ]+(\d{4,5})\b", text, re.I
+    )
+    if m:
+        v = int(m.group(1))
+        out["driver_cuda_version"] = f"{v // 1000}.{(v % 1000) // 10}"
+    m = re.search(r"Driver Version:\s*(\d{3,4}(?:\.\d+){1,2})", text)
+    if m:
+        out["driver_version"] = m.group(1)
+    return out
+
+
+def _compiler_limits(text: str) -> Facts:
+    """``ptx_isa`` (needed/supported, from ptxas) and ``unsupported_target`` (an arch a compiler does not know)."""
+    out: Facts = {}
+    m = re.search(r"Unsupported \.version (\d+\.\d+); current version is '(\d+\.\d+)'", text)
+    if m:
+        out["ptx_isa"] = {"needed": m.group(1), "supported": m.group(2)}
+    m = re.search(
+        r"Value '((?:sm|compute)_\d{2,3}[af]?)' is not defined for option 'gpu-name'", text, re.I
+    ) or re.search(r"Unsupported gpu architecture '?((?:sm|compute)_\d{2,3}[af]?)\b", text, re.I)
+    if m:
+        out["unsupported_target"] = m.group(1).lower()
+    return out
+
+
+def _torch_version(text: str) -> Facts:
+    """``torch_version``: a local-version-tagged torch (``2.5.1+cu121``)."""
+    m = re.search(
+        r"\btorch(?:\s*==\s*|\s+|[-_ ]version[: ]+|\.__version__\s*[:=]?\s*)"
+        r"(\d+\.\d+(?:\.\d+)?\+(?:cu\d+|cpu|rocm[\d.]+))",
+        text,
+    )
+    return {"torch_version": m.group(1)} if m else {}
+
+
+def _devices(text: str) -> Facts:
+    """``aoti_runner`` (AOTInductor's CPU or CUDA runner), ``devices`` (of a same-device error) and
+    ``missing_device`` (a checkpoint saved on a device this process does not have)."""
+    out: Facts = {}
+    m = re.search(r"AOTIModelContainerRunner(Cpu|Cuda)", text)
+    if m:
+        out["aoti_runner"] = m.group(1).lower()
+    devs = re.findall(r"\b(cuda:\d+|cpu)\b(?= and | ?!|,|\)| ?$)", text, re.M)
+    if devs and re.search(r"same device|device type|on the same", text, re.I):
+        out["devices"] = _uniq(devs)
+    m = re.search(r"deserialize object on CUDA device (\d+) but torch\.cuda\.device_count\(\) is (\d+)", text)
+    if m:
+        out["missing_device"] = {"index": int(m.group(1)), "device_count": int(m.group(2))}
+    return out
+
+
+def _triton(text: str) -> Facts:
+    """``triton``: the text mentions Triton."""
+    return {"triton": True} if re.search(r"\btriton\b", text, re.I) else {}
+
+
+# One extractor per kind of fact, in the order the facts appear in a finding's evidence (a key two extractors
+# give keeps the place of the first, with the value of the last).
+_EXTRACTORS: tuple[Callable[[str], Facts], ...] = (
+    _archs,
+    _arch_range,
+    _ggml_built_for,
+    _ggml_build_archs,
+    _failure_names,
+    _cuda_errors,
+    _shared_memory,
+    _capability_range,
+    _packages,
+    _libraries,
+    _gpus,
+    _listed_build_archs,
+    _build_min_cc,
+    _extension_toolkit,
+    _driver,
+    _compiler_limits,
+    _torch_version,
+    _devices,
+    _triton,
+)
+
+
+def extract_facts(text: str) -> Facts:
     """Facts in ``text`` (cleaned first): a JSON-ready dict with only the keys found.
 
     Keys: ``archs`` (every sm_/compute_ target named, canonical ``sm_XY[a|f]``), ``arch_range`` and
@@ -320,181 +606,14 @@ def extract_facts(text: str) -> dict[str, Any]:
     ``ns.op``, ggml ops such as ``RMS_NORM``, ONNX Runtime node types, TensorFlow ``[Op:X]``, wrapper ops
     such as sgl-kernel's ``GemmaRMSNorm``) and ``source_files`` (:func:`iter_source_files`: ``{"file",
     "path", "line"}`` of the .cu/.cuh/.cpp sites a log points at).
+
+    Each kind of fact has its extractor (:data:`_EXTRACTORS`); the shapes are those of
+    :class:`cudafit.explain.evidence.Facts`.
     """
     text = clean(text)
-    facts: dict[str, Any] = {}
-
-    archs = [
-        f"sm_{num}{var.lower()}"
-        for num, var in re.findall(r"(?<![A-Za-z0-9])(?:sm|compute)_?(\d{2,3})([afAF]?)(?![A-Za-z0-9])", text)
-    ]
-    if archs:
-        facts["archs"] = _sorted_archs(archs)
-    m = re.search(r"is for sm_?(\d{2,3})\s*-\s*sm_?(\d{2,3}),? but was built for sm_?(\d{2,3})\b", text)
-    if m and int(m.group(1)) <= int(m.group(2)):  # "sm80-sm00" is no range
-        facts["arch_range"] = [f"sm_{m.group(1)}", f"sm_{m.group(2)}"]
-        facts["built_for"] = f"sm_{m.group(3)}"
-    # ggml prints __CUDA_ARCH__ of the code that ran (520 = sm_52) and its __CUDA_ARCH_LIST__.
-    m = re.search(r"no device code compatible with CUDA arch (\d{3,4})\b", text)
-    if m:
-        facts["built_for"] = f"sm_{int(m.group(1)) // 10}"
-    m = re.search(r"ggml-cuda\.cu was compiled for: (\d{3,4}(?:\s*,\s*\d{3,4})*)", text)
-    if m:
-        facts["build_archs"] = _sorted_archs([f"sm_{int(a) // 10}" for a in re.findall(r"\d+", m.group(1))])
-
-    for key, values in (
-        ("kernels", list(iter_kernel_names(text))),
-        ("operators", list(iter_operator_names(text))),
-        ("source_files", list(iter_source_files(text))),
-    ):
-        if values:
-            facts[key] = values[:10]
-
-    errors = iter_cuda_errors(text)
-    if errors:
-        facts["cuda_errors"] = [{"code": e.code, "name": e.name, "string": e.string} for e in errors]
-
-    m = re.search(r"Required:\s*(\d+),\s*Hardware limit:\s*(\d+)", text)
-    if m:
-        facts["shared_memory"] = {"required": int(m.group(1)), "limit": int(m.group(2))}
-    # ptxas: "Entry function 'K' uses too much shared data (0x12000 bytes, 0xc000 max)": static __shared__ arrays,
-    # which ptxas caps at 48 KB whatever the GPU (more needs dynamic shared memory and an opt-in).
-    m = re.search(r"uses too much shared data \((0x[0-9a-f]+|\d+) bytes,\s*(0x[0-9a-f]+|\d+) max\)", text, re.I)
-    if m and "shared_memory" not in facts:
-        facts["shared_memory"] = {"required": int(m.group(1), 0), "limit": int(m.group(2), 0), "kind": "static"}
-
-    m = (
-        re.search(r"requires\s+sm_?\s?(\d{2,3})\s*\+", text, re.I)
-        or re.search(
-            r"requires?\s+(?:GPUs?|GPU's|devices?)\s+(?:with\s+)?sm_?\s?(\d{2,3})\s+or\s+(?:higher|newer|above)",
-            text,
-            re.I,
-        )
-        or re.search(
-            r"(?:compute capability|GPU architecture|capability)\s*(?:>=|of at least|at least|≥)\s*"
-            r"(?:sm_?)?(\d+(?:\.\d)?)",
-            text,
-            re.I,
-        )
-        or re.search(r"compute capability below (\d+(?:\.\d)?) are not supported", text, re.I)
-        or re.search(r"minimum required compute capability:? (\d+\.\d)", text, re.I)
-        # TransformerEngine: "Device compute capability 8.9 or higher required for FP8 execution."
-        or re.search(r"compute capability (\d+\.\d) or (?:higher|newer|later|above)", text, re.I)
-        or re.search(r"compute capability (\d+)\.x required", text, re.I)
-        # vLLM: "Minimum capability: 75. Current capability: 70."
-        or re.search(r"Min(?:imum)? capability: (\d{2,3})\b", text)
-        # numba: "(requires >=3.5)"
-        or re.search(r"\(requires >= ?(\d+\.\d)\)", text)
-        # numba: "has compute capability < (3, 5)"; TransformerEngine: "requires SM_90+ (Hopper or later)"
-        or re.search(r"has compute capability < \(?(\d+), ?(\d+)", text)
-        or re.search(
-            r"requires\s+SM_?(\d{2,3})\+?\s*(?:\(\w+\)\s*)?(?:\(?\w+\s+)?or\s+(?:later|newer|higher)", text, re.I
-        )
-        # DeepGEMM: "Assertion error (...): arch_major == 9"
-        or re.search(r"\barch_major\s*(?:==|>=)\s*(\d+)\b", text)
-    )
-    # xformers: "requires device with capability > (8, 0) but your GPU has capability (7, 5) (too old)"
-    xf = re.search(r"requires device with capability\s*>=?\s*\((\d+), (\d+)\)", text)
-    if xf and not m:
-        facts["required_minimum"] = f"{xf.group(1)}.{xf.group(2)}"
-    xf = re.search(r"requires device with capability\s*<=\s*\((\d+), (\d+)\)", text)
-    if xf:
-        facts["required_maximum"] = f"{xf.group(1)}.{xf.group(2)}"
-    if m:
-        value = m.group(1)
-        if m.lastindex and m.lastindex >= 2 and m.group(2) is not None:  # "(3, 5)"
-            value = f"{m.group(1)}.{m.group(2)}"
-        elif "arch_major" in m.group(0) or ".x required" in m.group(0):
-            value = f"{value}.0"
-        facts["required_minimum"] = value if "." in value else _cc_of(value)
-    else:
-        m = re.search(
-            r"(?:only supports?|requires?)\s+(Maxwell|Pascal|Volta|Turing|Ampere|Ada|Hopper|Blackwell)"
-            r"(?:\s+Lovelace)?\s+(?:GPUs?\s+)?(?:or\s+(?:newer|later|above))",
-            text,
-            re.I,
-        )
-        if m:
-            facts["required_minimum"] = ARCHITECTURE_MIN_CC[m.group(1).lower()]
-            facts["required_architecture"] = m.group(1).capitalize()
-
-    pkgs = [
-        f"nvidia/{sub}" if top == "nvidia" and sub else top
-        for top, sub in re.findall(r"(?:site|dist)-packages/([A-Za-z0-9_.\-]+)(?:/([A-Za-z0-9_\-]+)/)?", text)
-    ]
-    names = [p.split("-")[0] if p.endswith((".dist-info", ".egg-info")) else p for p in pkgs]
-    names = [n.removesuffix(".py").removesuffix(".so") for n in names if not n.startswith(("_", "."))]
-    names = [n if n.startswith("nvidia/") else n.split(".")[0] for n in names if n]
-    if names:
-        facts["packages"] = _uniq(names)
-
-    libs = _uniq(re.findall(r"(?<![\w.+-])(lib[\w+-]+(?:\.[\w+-]+)*?\.so)(?:\.\d+)*\b", text))
-    if libs:
-        facts["libraries"] = libs[:10]
-
-    gpus = [{"name": name, "compute_capability": cc} for name, cc in iter_gpus(text)]
-    if gpus:
-        facts["gpus"] = [dict(t) for t in dict.fromkeys(tuple(g.items()) for g in gpus)]
-    # spconv: "available: {(6, 1), (3, 7), (7, 0)}"
-    m = re.search(r"isn't compiled in prebuilt.{0,80}?available: \{((?:\(\d+, \d+\),? ?)+)\}", text)
-    if m:
-        facts["build_archs"] = _sorted_archs([f"sm_{a}{b}" for a, b in re.findall(r"\((\d+), (\d+)\)", m.group(1))])
-    m = re.search(r"supports CUDA capabilities ((?:sm_\d+[af]?[\s,]*)+)", text)
-    if m:
-        facts["build_archs"] = _sorted_archs(re.findall(r"sm_\d+[af]?", m.group(1)))
-    m = re.search(r"minimum cuda capability (?:that we )?support(?:ed)? (?:by this library )?is (\d+\.\d+)", text, re.I)
-    m = m or re.search(
-        r"Ignoring (?:visible )?gpu device .{0,160}The minimum required Cuda capability is (\d+\.\d+)", text
-    )
-    if m:
-        facts["build_min_cc"] = m.group(1)
-    m = re.search(
-        r"(?:The detected CUDA version \((\d+\.\d+)\) mismatches the version that was used to compile\s+PyTorch "
-        r"\((\d+\.\d+)\)|Installed CUDA version (\d+\.\d+) does not match the version torch was compiled with "
-        r"(\d+\.\d+))",
-        text,
-    )
-    if m:
-        found = [g for g in m.groups() if g]
-        facts["toolkit_cuda_version"], facts["torch_cuda_version"] = found[0], found[1]
-
-    m = re.search(r"too old \(found version (\d{4,5})\)", text) or re.search(
-        r"driver (?:API )?version[:= ]+(\d{4,5})\b", text, re.I
-    )
-    if m:
-        v = int(m.group(1))
-        facts["driver_cuda_version"] = f"{v // 1000}.{(v % 1000) // 10}"
-    m = re.search(r"Driver Version:\s*(\d{3,4}(?:\.\d+){1,2})", text)
-    if m:
-        facts["driver_version"] = m.group(1)
-
-    m = re.search(r"Unsupported \.version (\d+\.\d+); current version is '(\d+\.\d+)'", text)
-    if m:
-        facts["ptx_isa"] = {"needed": m.group(1), "supported": m.group(2)}
-    m = re.search(
-        r"Value '((?:sm|compute)_\d{2,3}[af]?)' is not defined for option 'gpu-name'", text, re.I
-    ) or re.search(r"Unsupported gpu architecture '?((?:sm|compute)_\d{2,3}[af]?)\b", text, re.I)
-    if m:
-        facts["unsupported_target"] = m.group(1).lower()
-
-    m = re.search(
-        r"\btorch(?:\s*==\s*|\s+|[-_ ]version[: ]+|\.__version__\s*[:=]?\s*)"
-        r"(\d+\.\d+(?:\.\d+)?\+(?:cu\d+|cpu|rocm[\d.]+))",
-        text,
-    )
-    if m:
-        facts["torch_version"] = m.group(1)
-    m = re.search(r"AOTIModelContainerRunner(Cpu|Cuda)", text)
-    if m:
-        facts["aoti_runner"] = m.group(1).lower()
-    devs = re.findall(r"\b(cuda:\d+|cpu)\b(?= and | ?!|,|\)| ?$)", text, re.M)
-    if devs and re.search(r"same device|device type|on the same", text, re.I):
-        facts["devices"] = _uniq(devs)
-    m = re.search(r"deserialize object on CUDA device (\d+) but torch\.cuda\.device_count\(\) is (\d+)", text)
-    if m:
-        facts["missing_device"] = {"index": int(m.group(1)), "device_count": int(m.group(2))}
-    if re.search(r"\btriton\b", text, re.I):
-        facts["triton"] = True
+    facts: Facts = {}
+    for extractor in _EXTRACTORS:
+        facts.update(extractor(text))
     return _valid(facts)
 
 
@@ -522,20 +641,36 @@ def _valid_arch(arch: str) -> bool:
     return True
 
 
-def _valid(facts: dict[str, Any]) -> dict[str, Any]:
+_CC_FACTS: tuple[Literal["required_minimum", "required_maximum", "build_min_cc"], ...] = (
+    "required_minimum",
+    "required_maximum",
+    "build_min_cc",
+)
+_ARCH_LIST_FACTS: tuple[Literal["archs", "build_archs"], ...] = ("archs", "build_archs")
+
+
+def _valid(facts: Facts) -> Facts:
     """Facts without the values no GPU has: a log's "compute capability 8.61", "sm_1" or "(1234, 0)" are typos or
     noise, and reasoning on them would mislead (or fail); a fact that does not parse is left out, not guessed."""
-    for key in ("required_minimum", "required_maximum", "build_min_cc"):
+    for key in _CC_FACTS:
         if key in facts and not _valid_cc(facts[key]):
             del facts[key]
-    for key in ("archs", "build_archs"):
-        if key in facts:
-            facts[key] = [a for a in facts[key] if _valid_arch(a)] or None
+    for arch_key in _ARCH_LIST_FACTS:
+        if arch_key in facts:
+            kept = [a for a in facts[arch_key] if _valid_arch(a)]
+            if kept:
+                facts[arch_key] = kept
+            else:
+                del facts[arch_key]
     if "built_for" in facts and not _valid_arch(facts["built_for"]):
         facts.pop("built_for")
         facts.pop("arch_range", None)
     if "arch_range" in facts and not all(_valid_arch(a) for a in facts["arch_range"]):
         facts.pop("arch_range")
     if "gpus" in facts:
-        facts["gpus"] = [g for g in facts["gpus"] if _valid_cc(g["compute_capability"])] or None
-    return {k: v for k, v in facts.items() if v is not None}
+        gpus = [g for g in facts["gpus"] if _valid_cc(g["compute_capability"])]
+        if gpus:
+            facts["gpus"] = gpus
+        else:
+            del facts["gpus"]
+    return facts
