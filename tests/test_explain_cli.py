@@ -11,7 +11,7 @@ import pytest
 
 from builders import elf, entry, fatbin
 from cudafit.cli import main
-from cudafit.cli.explain import package_archs
+from cudafit.explain.lookup import package_archs
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "src/cudafit/schema/explain.json").read_text())
 SEED_001 = "FATAL: kernel fmha_cutlassF_f16_aligned_64x128_rf_sm80 is for sm80-sm100, but was built for sm75"

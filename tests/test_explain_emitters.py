@@ -20,13 +20,14 @@ import pytest
 from cudafit.explain import CATEGORIES, Context, classify, explain_text
 from cudafit.explain.catalogue import SOURCE_PROJECTS, iter_sources, project_of
 from cudafit.explain.ground import KernelGap, ground
-from cudafit.model import parse_driver_version
+from cudafit.model import Gpu, parse_compute_capability, parse_driver_version
+from cudafit.rules.status import Status
 from explain_corpus import load
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "src/cudafit/schema/explain.json").read_text())
-T4 = ("Tesla T4", "7.5")
-H100 = ("NVIDIA H100 80GB HBM3", "9.0")
-RTX_4090 = ("NVIDIA GeForce RTX 4090", "8.9")
+T4 = Gpu("Tesla T4", parse_compute_capability("7.5"))
+H100 = Gpu("NVIDIA H100 80GB HBM3", parse_compute_capability("9.0"))
+RTX_4090 = Gpu("NVIDIA GeForce RTX 4090", parse_compute_capability("8.9"))
 
 
 def test_every_pattern_cites_its_emitter() -> None:
@@ -213,7 +214,7 @@ def test_ptxas_shared_memory_sizes_are_compared_with_the_gpu() -> None:
     triton = (
         "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 196608, Hardware limit: 101376"
     )
-    (f,) = explain_text(triton, Context(gpus=(("NVIDIA GeForce RTX 3090", "8.6"), H100)))
+    (f,) = explain_text(triton, Context(gpus=(Gpu("NVIDIA GeForce RTX 3090", parse_compute_capability("8.6")), H100)))
     assert "196608 bytes" in f.cause and "101376" in f.cause
     assert any(x.startswith("or run it on NVIDIA H100") for x in f.fixes)
 
@@ -238,8 +239,8 @@ def _magma_gap(module: int) -> KernelGap:
         package="torch",
         path="/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda_linalg.so",
         module=module,
-        compute_capability="7.5",
-        status="fails",
+        compute_capability=parse_compute_capability("7.5"),
+        status=Status.FAILS,
         reason="hole-in-arch-list",
         archs=("sm_80", "sm_86", "sm_90", "sm_100", "sm_120"),
         kernels=(f"void magmablas_dgemm_kernel_{module}(int, double const*)", "void dlaswp_kernel(int, double*)"),
@@ -257,8 +258,8 @@ frame #3: <unknown function> + 0x1a2b3c (0x7f2a in /venv/lib/python3.11/site-pac
 
 def test_torch_linalg_on_a_t4_names_the_magma_modules_doctor_reports() -> None:
     """The hole doctor reports (libtorch_cuda_linalg.so's MAGMA modules without 7.5) is the one named."""
-    unrelated = KernelGap("torch", "/venv/torch/lib/libtorch_cuda.so", 3, "7.5", "specialised", "specialised-newer",
-                          ("sm_90a",), ("void sm90_xmma_gemm(float*)",))  # fmt: skip
+    unrelated = KernelGap("torch", "/venv/torch/lib/libtorch_cuda.so", 3, T4.compute_capability, Status.SPECIALISED,
+                          "specialised-newer", ("sm_90a",), ("void sm90_xmma_gemm(float*)",))  # fmt: skip
     ctx = Context(gpus=(T4,), kernel_gaps=(unrelated, _magma_gap(11), _magma_gap(12)))
     (f,) = ground(classify(LINALG_T4), ctx)
     assert f.category == "no-kernel-image"
@@ -305,4 +306,4 @@ def test_mutated_corpus_messages_never_raise() -> None:
     odd = ["0", "1", "00", "8.61", "999", "1234", "-1", "", "0.0", "12.10"]
     for i in range(600):
         text = re.sub(r"\d+(?:\.\d+)?", lambda m: rng.choice([*odd, m.group(0)]), texts[i % len(texts)])
-        explain_text(text, Context(gpus=(T4, ("RTX PRO", "12.1"))) if i % 2 else None)
+        explain_text(text, Context(gpus=(T4, Gpu("RTX PRO", parse_compute_capability("12.1")))) if i % 2 else None)

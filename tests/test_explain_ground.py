@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from cudafit.explain import Context, arch_runs_on, classify, explain_text, ground
-from cudafit.model import parse_compute_capability, parse_driver_version
+from cudafit.model import Gpu, parse_compute_capability, parse_driver_version
 
-RTX_2080 = ("NVIDIA GeForce RTX 2080", parse_compute_capability("7.5"))
-RTX_3090 = ("NVIDIA GeForce RTX 3090", parse_compute_capability("8.6"))
-GTX_1080_TI = ("NVIDIA GeForce GTX 1080 Ti", parse_compute_capability("6.1"))
-A100 = ("NVIDIA A100-SXM4-80GB", parse_compute_capability("8.0"))
-T4 = ("Tesla T4", parse_compute_capability("7.5"))
+RTX_2080 = Gpu("NVIDIA GeForce RTX 2080", parse_compute_capability("7.5"))
+RTX_3090 = Gpu("NVIDIA GeForce RTX 3090", parse_compute_capability("8.6"))
+GTX_1080_TI = Gpu("NVIDIA GeForce GTX 1080 Ti", parse_compute_capability("6.1"))
+A100 = Gpu("NVIDIA A100-SXM4-80GB", parse_compute_capability("8.0"))
+T4 = Gpu("Tesla T4", parse_compute_capability("7.5"))
 SEED_001 = "FATAL: kernel fmha_cutlassF_f16_aligned_64x128_rf_sm80 is for sm80-sm100, but was built for sm75"
 NO_IMAGE = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
 
@@ -123,7 +123,7 @@ def test_arch_runs_on(arch: str, cc: str, runs: bool) -> None:
 
 def test_arch_specific_code_on_the_wrong_gpu() -> None:
     text = NO_IMAGE + "\nflash_attn kernels are built for sm_90a"
-    (f, *_rest) = explain_text(text, Context(gpus=(("NVIDIA GeForce RTX 4090", parse_compute_capability("8.9")),)))
+    (f, *_rest) = explain_text(text, Context(gpus=(Gpu("NVIDIA GeForce RTX 4090", parse_compute_capability("8.9")),)))
     assert f.category == "arch-specific-mismatch"
     assert "built for sm_90a only, which cannot run on NVIDIA GeForce RTX 4090 (8.9)" in f.cause
 

@@ -14,18 +14,20 @@ import jsonschema
 from cudafit.explain import Context
 from cudafit.explain.classify import classify
 from cudafit.explain.ground import KernelGap, ground, match_kernel_gaps
+from cudafit.model import Gpu, parse_compute_capability
+from cudafit.rules.status import Status
 
 BIN = Path(__file__).parent / "fixtures" / "bin"
 SCHEMA = json.loads((Path(__file__).parent.parent / "src/cudafit/schema/explain.json").read_text())
 SGLANG = "RuntimeError: GemmaRMSNorm failed with error code no kernel image is available for execution on the device"
 
 
-def gap(kernels: tuple[str, ...], status: str = "specialised", cc: str = "7.5") -> KernelGap:
+def gap(kernels: tuple[str, ...], status: Status = Status.SPECIALISED, cc: str = "7.5") -> KernelGap:
     return KernelGap(
         "sgl-kernel",
         "sgl_kernel/common_ops.abi3.so",
         12,
-        cc,
+        parse_compute_capability(cc),
         status,
         "specialised-newer",
         ("sm_80", "sm_86", "sm_90"),
@@ -42,13 +44,16 @@ def test_names_match_without_case_or_punctuation() -> None:
 
 
 def test_holes_come_before_specialised_modules() -> None:
-    gaps = [gap(("gemma_rmsnorm_a",)), gap(("gemma_rmsnorm_b",), status="fails")]
+    gaps = [gap(("gemma_rmsnorm_a",)), gap(("gemma_rmsnorm_b",), status=Status.FAILS)]
     assert [g.status for g, _ in match_kernel_gaps(["gemma_rmsnorm"], gaps)] == ["fails", "specialised"]
 
 
 def test_sglang_report_names_the_module_and_its_archs() -> None:
     """sglang: gemma_rmsnorm built for 8.0+ and launched on an RTX 2080 (7.5)."""
-    ctx = Context(gpus=(("GeForce RTX 2080", "7.5"),), kernel_gaps=(gap(("gemma_rmsnorm_kernel(float*)",)),))
+    ctx = Context(
+        gpus=(Gpu("GeForce RTX 2080", parse_compute_capability("7.5")),),
+        kernel_gaps=(gap(("gemma_rmsnorm_kernel(float*)",)),),
+    )
     f = ground(classify(SGLANG), ctx)[0]
     assert f.category == "no-kernel-image"
     assert f.cause.startswith("the failing kernel is gemma_rmsnorm_kernel(float*) in sgl_kernel/common_ops.abi3.so")
@@ -56,7 +61,9 @@ def test_sglang_report_names_the_module_and_its_archs() -> None:
     assert f.evidence["kernel_matches"][0]["module"] == 12
     assert f.fixes[0].startswith("sgl-kernel launched this kernel on 7.5")
     # a gap for another GPU does not match
-    other = Context(gpus=(("H100", "9.0"),), kernel_gaps=(gap(("gemma_rmsnorm_kernel(float*)",)),))
+    other = Context(
+        gpus=(Gpu("H100", parse_compute_capability("9.0")),), kernel_gaps=(gap(("gemma_rmsnorm_kernel(float*)",)),)
+    )
     assert "kernel_matches" not in ground(classify(SGLANG), other)[0].evidence
 
 

@@ -346,20 +346,21 @@ def test_unreadable_compiler_member_does_not_crash(tmp_path: Path) -> None:
 def test_explain_names_the_compiler_its_version_and_the_switch(tmp_path: Path, text: str, needle: str) -> None:
     from cudafit.explain import classify
     from cudafit.explain.compilers import ground_compilers
+    from cudafit.model import Gpu
 
     site = tmp_path / "site"
     install(site, "triton", "3.2.0", triton_members("12.4"))
     install(
         site, "nvidia-cuda-nvrtc-cu12", "12.4.127", {"nvidia/cuda_nvrtc/lib/libnvrtc.so.12": compiler_binary("12.4")}
     )
-    gpus = (("GeForce RTX 5090", ComputeCapability(12, 0)),)
+    gpus = (Gpu("GeForce RTX 5090", ComputeCapability(12, 0)),)
     findings = ground_compilers(classify(text), gpus, [str(site)], {"PATH": ""})
     top = next(f for f in findings if "runtime_compiler" in f.evidence)
     assert needle in top.cause and "CUDA 12.4" in top.cause
     assert top.fixes[0].startswith(
         "export TRITON_PTXAS_PATH=" if needle.startswith("Triton") else "install a CUDA >= 12.8"
     )
-    on_4090 = ground_compilers(classify(text), (("RTX 4090", ComputeCapability(8, 9)),), [str(site)], {"PATH": ""})
+    on_4090 = ground_compilers(classify(text), (Gpu("RTX 4090", ComputeCapability(8, 9)),), [str(site)], {"PATH": ""})
     if "sm_120" not in text:  # the message names no arch: the GPU decides, and 12.4 targets sm_89
         assert not any("runtime_compiler" in f.evidence for f in on_4090)
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_OK, EXIT_USAGE
 
-__all__ = ["archs_of", "configure_parser", "execute", "kernel_gaps", "package_archs", "render_markdown", "scan_named"]
+if TYPE_CHECKING:
+    from cudafit.explain.context import Context
+
+__all__ = ["configure_parser", "execute", "render_markdown"]
 
 # A progress bar for logs at least this large, when standard error is a terminal.
 _PROGRESS_BYTES = 8 * 1024 * 1024
@@ -107,107 +109,15 @@ def _print_catalogue(as_json: bool) -> int:
     return EXIT_OK
 
 
-def _norm(name: str | None) -> str:
-    return (name or "").lower().replace("-", "_")
-
-
-def _owner(path: str) -> str | None:
-    """The top-level directory under site-packages a file belongs to (``fbgemm_gpu``), as logs name it."""
-    parts = path.replace("\\", "/").split("/")
-    return next(
-        (_norm(parts[i + 1]) for i, seg in enumerate(parts[:-1]) if seg in ("site-packages", "dist-packages")), None
-    )
-
-
-def scan_named(packages: Sequence[str], *, sites: Sequence[str] | None = None, path: str | None = None) -> list[Any]:
-    """One scan of the place to look: ``path`` (all of it), else ``sites`` (default: this environment)
-    limited, before any file is read, to the packages the text names (all of them when it names none)."""
-    from cudafit.progress import with_progress
-    from cudafit.targets.cache import scan_cache
-
-    with scan_cache():
-        if path:
-            from cudafit.targets import open_target
-
-            return list(with_progress(open_target(path).iter_items(), "explain: scanning"))
-        from cudafit.targets.env import EnvironmentTarget
-
-        target = EnvironmentTarget(sites) if sites is not None else EnvironmentTarget.current()
-        wanted = {_norm(p) for p in packages}
-        jobs = [j for j in target.iter_jobs() if not wanted or _norm(j.package) in wanted or _owner(j.path) in wanted]
-        return [item for item in with_progress(job.run() for job in jobs) if item is not None]
-
-
-def archs_of(items: Sequence[Any]) -> dict[str, tuple[str, ...]]:
-    """The SASS/PTX archs of the scanned items, per top-level package directory (files without code left out)."""
-    found: dict[str, set[str]] = {}
-    for item in items:
-        owner = _owner(item.path) or _norm(item.package)
-        archs = {e.arch_name for m in item.facts.runtime_modules for e in m.entries}
-        archs = {a for a in archs if a.startswith(("sm_", "compute_"))}
-        if owner and archs:
-            found.setdefault(owner, set()).update(archs)
-    return {k: tuple(sorted(v)) for k, v in found.items()}
-
-
-def package_archs(packages: Sequence[str], sites: Sequence[str] | None = None) -> dict[str, tuple[str, ...]]:
-    """The SASS/PTX archs of the installed packages the text names (only their files are read).
-
-    ``sites``: the site-packages directories (default: the running interpreter's).  Packages
-    without any device code are left out: they are not the ones that failed.
-    """
-    return archs_of(scan_named(packages, sites=sites))
-
-
-def _wants_kernel_lookup(finding: Any) -> bool:
-    ev = finding.evidence
-    names = ("kernels", "operators", "source_files", "libraries")
-    return finding.category == "no-kernel-image" and any(ev.get(k) for k in names)
-
-
-def kernel_gaps(items: Sequence[Any], gpus: Sequence[tuple[str, Any]]) -> list[Any]:
-    """Every module of ``items`` without code for the GPUs, with its kernels (demangled where c++filt is)."""
-    from cudafit.analysis import analyze
-    from cudafit.explain.ground import KernelGap
-    from cudafit.model import Gpu
-    from cudafit.report.check import iter_modules_without_code
-    from cudafit.report.scan import demangle
-    from cudafit.targets.cache import scan_cache
-
-    targets = [Gpu(name, cc) for name, cc in gpus]
-    with scan_cache():  # kernel names are read through (and remembered in) the scan cache
-        analysis = analyze(items, targets, include_coverage=False, kernels=True)
-    rows = [
-        (p, targets[i], row)
-        for p in analysis.packages
-        for i, v in enumerate(p.verdicts)
-        for row in iter_modules_without_code(v)
-        if row["kernels"]
-    ]
-    names = demangle([k for _p, _g, r in rows for k in r["kernels"]])
-    return [
-        KernelGap(
-            package=p.name,
-            path=row["path"],
-            module=row["module"],
-            compute_capability=str(g.compute_capability),
-            status=row["status"],
-            reason=row["reason"],
-            archs=tuple(row["sass"] + row["ptx"]),
-            kernels=tuple(names.get(k, k) for k in row["kernels"]),
-        )
-        for p, g, row in rows
-    ]
-
-
-def _context(args: argparse.Namespace) -> tuple[Any, list[str]]:
-    """(Context, usage errors)."""
-    from cudafit.explain import Context
-    from cudafit.model import DriverVersion, parse_driver_version
+def _context(args: argparse.Namespace) -> tuple[Context, list[str]]:
+    """(Context, usage errors): the GPUs of ``--gpu``, else of ``--inventory`` or this machine (unless
+    ``--no-probe``), and the driver of ``--driver``, else the inventory's or this machine's."""
+    from cudafit.explain.context import Context
+    from cudafit.model import DriverVersion, Gpu, parse_driver_version
     from cudafit.probe import declared_inventory, inventory_from_file, probe_machine
 
     errors: list[str] = []
-    gpus: list[tuple[str, Any]] = []
+    gpus: list[Gpu] = []
     driver: DriverVersion | None = None
     if args.driver:
         try:
@@ -217,10 +127,10 @@ def _context(args: argparse.Namespace) -> tuple[Any, list[str]]:
     if args.gpu:
         inv, errs = declared_inventory(args.gpu)
         errors += [e["message"] for e in errs]
-        gpus += [(d.name, d.compute_capability) for d in inv.devices if d.compute_capability]
+        gpus += [Gpu(d.name, d.compute_capability) for d in inv.devices if d.compute_capability]
     elif args.inventory or not args.no_probe:
         inv = inventory_from_file(args.inventory) if args.inventory else probe_machine()
-        gpus += [(d.name, d.compute_capability) for d in inv.cuda_devices if d.compute_capability]
+        gpus += [Gpu(d.name, d.compute_capability) for d in inv.cuda_devices if d.compute_capability]
         driver = driver or inv.driver_version
     return Context(gpus=tuple(gpus), driver=driver), errors
 
@@ -293,7 +203,7 @@ def _render_text(doc: dict[str, Any]) -> None:
 
 def execute(args: argparse.Namespace) -> int:
     """Run ``explain``."""
-    from cudafit.explain import classify, ground
+    from cudafit.explain.lookup import Lookup, explain_here
     from cudafit.report.console import dump_json
 
     if args.catalogue:
@@ -315,8 +225,6 @@ def execute(args: argparse.Namespace) -> int:
     if args.path and not os.path.exists(args.path):
         print(f"cudafit: no such file or directory to look up kernels in: {args.path}", file=sys.stderr)
         return EXIT_USAGE
-    findings = classify(text)
-    packages = list(dict.fromkeys(p for f in findings for p in f.evidence.get("packages", [])))
     context, errors = _context(args)
     if errors:
         for e in errors:
@@ -324,23 +232,8 @@ def execute(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     # Where to look: --path or --site-packages when given, else this environment unless told not to probe.
     look = bool(args.site_packages or args.path or not (args.no_probe or args.inventory))
-    lookup = bool(context.gpus) and any(_wants_kernel_lookup(f) for f in findings)
-    if look and (packages or lookup):
-        from dataclasses import replace
-
-        try:
-            items = scan_named(packages, sites=args.site_packages, path=args.path)
-        except OSError:
-            items = []
-        gaps = tuple(kernel_gaps(items, context.gpus)) if lookup else ()
-        context = replace(context, packages=archs_of(items) if packages else {}, kernel_gaps=gaps)
-    findings = ground(findings, context)
-    if look:  # which run-time compiler of this environment the failure came from (explain/compilers.py)
-        from cudafit.explain.compilers import ground_compilers
-        from cudafit.targets.env import site_packages_of
-
-        sites = args.site_packages or site_packages_of()
-        findings = ground_compilers(findings, context.gpus, sites, os.environ)
+    lookup = Lookup(tuple(args.site_packages) if args.site_packages else None, args.path) if look else None
+    findings = explain_here(text, context, lookup, os.environ)
     doc: dict[str, Any] = {"schema": "cudafit.explain/1", "findings": [f.to_dict() for f in findings]}
     if args.json:
         dump_json(doc)

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
+from typing import cast
 
 from cudafit.explain.catalogue import CATEGORIES, DRIVER_JIT, MIN_SCORE, UNKNOWN, Category, project_of
+from cudafit.explain.evidence import Evidence, Facts, JsonDict
 from cudafit.explain.extract import arch_number, clean, extract_facts
 
 __all__ = ["Finding", "classify"]
@@ -36,12 +37,12 @@ class Finding:
     category: str
     title: str
     confidence: float
-    evidence: dict[str, Any]
+    evidence: Evidence
     cause: str
     fixes: tuple[str, ...]
     score: float = 0.0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """JSON form (one item of ``cudafit.explain/1``'s ``findings``)."""
         return {
             "category": self.category,
@@ -57,14 +58,20 @@ def _confidence(score: float) -> float:
     return round(min(1.0, score / 4.0), 2)
 
 
-def _finding(cat: Category, score: float, lines: list[str], facts: dict[str, Any], sources: Sequence[str]) -> Finding:
-    evidence: dict[str, Any] = {"lines": list(dict.fromkeys(lines))[:_MAX_LINES]}
+def _evidence(lines: Sequence[str], sources: Sequence[str], facts: Facts) -> Evidence:
+    """The matching lines (each once, five at most), the sources and their projects, then the text's facts."""
+    evidence: Evidence = {"lines": list(dict.fromkeys(lines))[:_MAX_LINES]}
     if sources:
         evidence["sources"] = list(dict.fromkeys(sources))
         emitters = [p for p in dict.fromkeys(project_of(s) for s in sources) if p]
         if emitters:
             evidence["emitters"] = emitters
-    evidence.update(facts)
+    # Facts are Evidence's own keys; mypy cannot merge two TypedDicts, hence the one cast.
+    return cast("Evidence", {**evidence, **facts})
+
+
+def _finding(cat: Category, score: float, lines: list[str], facts: Facts, sources: Sequence[str]) -> Finding:
+    evidence = _evidence(lines, sources, facts)
     return Finding(cat.id, cat.title, _confidence(score), evidence, cat.cause, cat.fixes, score)
 
 
@@ -112,7 +119,7 @@ def _score(cat: Category, body: str) -> _Match | None:
     return _Match(score, tuple(lines), strongest, last, ordered)
 
 
-def _distinct_ccs(facts: dict[str, Any]) -> set[str]:
+def _distinct_ccs(facts: Facts) -> set[str]:
     return {g["compute_capability"] for g in facts.get("gpus", [])}
 
 
@@ -178,12 +185,5 @@ def classify(text: str) -> list[Finding]:
     ]
     found.sort(key=lambda f: -f.score)
     if not found:
-        return [Finding(UNKNOWN.id, UNKNOWN.title, 0.0, {"lines": [], **facts}, UNKNOWN.cause, UNKNOWN.fixes)]
+        return [Finding(UNKNOWN.id, UNKNOWN.title, 0.0, _evidence((), (), facts), UNKNOWN.cause, UNKNOWN.fixes)]
     return found
-
-
-def with_changes(finding: Finding, **changes: Any) -> Finding:
-    """A copy of ``finding`` with fields replaced (``confidence`` follows ``score``)."""
-    if "score" in changes and "confidence" not in changes:
-        changes["confidence"] = _confidence(changes["score"])
-    return replace(finding, **changes)

@@ -15,9 +15,11 @@ import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
-from cudafit.model import ComputeCapability
+from cudafit.explain.classify import Finding
+from cudafit.explain.evidence import Evidence
+from cudafit.explain.grounders.base import lines_of
+from cudafit.model import ComputeCapability, Gpu
 from cudafit.rules.compilers import RuntimeCompiler, Wiring, judge_compiler
 
 __all__ = ["ground_compilers", "iter_environment_compilers"]
@@ -50,17 +52,17 @@ def iter_environment_compilers(sites: Sequence[str], environ: Mapping[str, str])
                 break
 
 
-def _target_cc(f: Any, gpus: Sequence[tuple[str, ComputeCapability]]) -> ComputeCapability | None:
+def _target_cc(f: Finding, gpus: Sequence[Gpu]) -> ComputeCapability | None:
     target = f.evidence.get("unsupported_target")
     if target:
         m = re.search(r"(\d{2,3})", str(target))
         if m:
             return ComputeCapability.from_arch_number(int(m.group(1)))
-    return gpus[0][1] if gpus else None
+    return gpus[0].compute_capability if gpus else None
 
 
-def _relevant(f: Any, c: RuntimeCompiler) -> bool:
-    lines = " ".join(f.evidence.get("lines", []))
+def _relevant(f: Finding, c: RuntimeCompiler) -> bool:
+    lines = lines_of(f.evidence)
     if c.family == "nvrtc":
         return (
             "nvrtc" in lines.lower() or bool(re.search(r"cupy|jitify", lines, re.I)) or f.category == "no-kernel-image"
@@ -71,11 +73,11 @@ def _relevant(f: Any, c: RuntimeCompiler) -> bool:
 
 
 def ground_compilers(
-    findings: Sequence[Any],
-    gpus: Sequence[tuple[str, ComputeCapability]],
+    findings: Sequence[Finding],
+    gpus: Sequence[Gpu],
     sites: Sequence[str],
     environ: Mapping[str, str],
-) -> list[Any]:
+) -> list[Finding]:
     """The findings, with a run-time compiler failure tied to this environment's compiler that cannot
     target the GPU (its version in the cause, its real switch as the first fix)."""
     wanted = ("jit-toolchain-too-old", "no-kernel-image")
@@ -88,7 +90,7 @@ def ground_compilers(
     out = []
     for f in findings:
         cc = _target_cc(f, gpus)
-        lines = " ".join(f.evidence.get("lines", []))
+        lines = lines_of(f.evidence)
         jit_context = f.category == "jit-toolchain-too-old" or bool(_JIT_WORDS.search(lines))
         if f.category not in wanted or cc is None or not jit_context:
             out.append(f)
@@ -104,6 +106,6 @@ def ground_compilers(
         switches = {w for fix in bad.fixes for w in re.findall(r"\b[A-Z][A-Z_]{4,}\b", fix)}
         generic = [x for x in f.fixes if not any(w in x for w in switches)]  # ours name the same switch better
         fixes = tuple(dict.fromkeys((*bad.fixes, *generic)))
-        evidence = {**f.evidence, "runtime_compiler": bad.to_dict()}
+        evidence: Evidence = {**f.evidence, "runtime_compiler": bad.to_dict()}
         out.append(replace(f, cause=cause, fixes=fixes, evidence=evidence))
     return out

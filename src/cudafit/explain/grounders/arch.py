@@ -1,0 +1,287 @@
+"""Grounders of code built for other GPUs: PTX JIT-compiled from a lower arch, a mixed host, a capability guard,
+arch-specific (``a``/``f``) code.
+
+SASS runs within a major on an equal or higher minor; PTX on an equal or higher CC; ``a`` code only on its CC,
+``f`` code on its family (CUDA Programming Guide 13 §1.3.4 and §5.1.2,
+https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/compute-capabilities.html).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from cudafit.explain.catalogue import category
+from cudafit.explain.classify import Finding
+from cudafit.explain.extract import arch_number
+from cudafit.explain.grounders.base import (
+    Ground,
+    Grounded,
+    arch_list,
+    arch_runs_on,
+    cc_of_arch,
+    default,
+    describe,
+    lines_of,
+    plan_command,
+)
+from cudafit.explain.grounders.projects import project_fixes
+from cudafit.model import Gpu, parse_compute_capability
+
+__all__ = [
+    "ground_arch_specific",
+    "ground_capability_guard",
+    "ground_mixed_gpu",
+    "ground_ptx_jit_lower_arch",
+    "mixed_host_finding",
+]
+
+
+def mixed_host_finding(f: Finding, gpus: Sequence[Gpu]) -> Finding:
+    """The ``mixed-gpu`` finding a host of several compute capabilities adds to ``f`` (or makes of it)."""
+    ccs = [g.compute_capability for g in gpus]
+    plan = arch_list(ccs)
+    base = category("mixed-gpu")
+    score = max(f.score - 1.0, 2.0) if f.category != "mixed-gpu" else f.score
+    return Finding(
+        base.id,
+        base.title,
+        round(min(1.0, score / 4.0), 2),
+        {**f.evidence, "host_compute_capabilities": sorted({str(c) for c in ccs})},
+        f"this host mixes {describe(gpus)}: code built for one of them runs (or is JIT-compiled) on the other",
+        (
+            f'build for every GPU of the host: TORCH_CUDA_ARCH_LIST="{plan}" ({plan_command(ccs)})',
+            "or pin the process to one kind of GPU: CUDA_VISIBLE_DEVICES=<indexes>, with export "
+            "CUDA_DEVICE_ORDER=PCI_BUS_ID so that the indexes match nvidia-smi (cudafit gpus shows both)",
+        ),
+        score,
+    )
+
+
+def _ggml_stub(g: Ground, ran_arch: str) -> Grounded:
+    """ggml: "CUDA kernel K has no device code compatible with CUDA arch 520. ggml-cuda.cu was compiled for: 520"."""
+    out = default(g)
+    kernel = (g.ev.get("kernels") or ["the kernel"])[0]
+    build = g.ev.get("build_archs") or []
+    above = [x for x in g.gpus if x.compute_capability > cc_of_arch(ran_arch)]
+    out.cause = (
+        f"{kernel} ran the code compiled for {ran_arch} ({cc_of_arch(ran_arch)})"
+        + (f" on {describe(above)}" if above else "")
+        + (f"; the build carries {', '.join(build)} only" if build else "")
+        + ": no cubin matches the GPU, so the code of a lower arch ran, and ggml compiles this kernel to a stub "
+        "for that arch (it needs newer instructions)"
+    )
+    ccs = g.ccs
+    archs = ";".join(str(cc.arch_number) for cc in sorted(set(ccs))) if ccs else "<the GPU's CC, e.g. 86>"
+    out.fixes = [
+        f'rebuild for the GPU it runs on: cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="{archs}" '
+        "(or native); prebuilt binaries must list the GPU's arch",
+        "check which archs a binary carries: cudafit scan PATH (libggml-cuda.so, the llama-cpp-python wheel)",
+    ]
+    return out
+
+
+def ground_ptx_jit_lower_arch(g: Ground) -> Grounded:
+    """``FATAL: kernel K is for smA-smB, but was built for smC``: the GPU ran PTX of a lower arch."""
+    ev, ccs = g.ev, g.ccs
+    built = ev.get("built_for")
+    rng = ev.get("arch_range")
+    if built and not rng:
+        return _ggml_stub(g, built)
+    out = default(g)
+    lo = rng[0] if rng else None
+    ran = [x for x in g.gpus if lo and x.compute_capability.arch_number >= arch_number(lo)]
+    if built and lo and rng:
+        built_cc = cc_of_arch(built)
+        on = f" on {describe(ran)}" if ran else f" on a GPU of compute capability >= {cc_of_arch(lo)}"
+        out.cause = (
+            f"the kernel's code path needs {lo}..{rng[1]}, but it ran{on} from PTX the extension "
+            f"carries for {built} ({built_cc}): there is no cubin for that GPU, the driver JIT-compiled the "
+            f"{built} PTX and __CUDA_ARCH__ is still {arch_number(built)}0, so the kernel refuses to run"
+        )
+        if ccs:
+            need = sorted({*ccs, built_cc})
+            archs, cmd = arch_list(need), plan_command(need)
+        else:
+            other = f"<CC of the GPU that ran it, >= {cc_of_arch(lo)}>"
+            archs, cmd = f"{built_cc};{other}", f"cudafit plan --gpu {built_cc} --gpu <that GPU>"
+        out.fixes = [
+            f'rebuild the extension for every GPU of the host: TORCH_CUDA_ARCH_LIST="{archs}" ({cmd} gives '
+            "the CMake and nvcc forms, and +PTX for GPUs to come)",
+            f"or run it only on the GPUs it has cubins for, e.g. CUDA_VISIBLE_DEVICES=<index of the "
+            f"{built_cc} GPU> (cudafit gpus lists the indexes)",
+        ]
+    if len(set(ccs)) > 1:
+        out.extra.append(mixed_host_finding(g.finding, g.gpus))
+    return out
+
+
+def ground_mixed_gpu(g: Ground) -> Grounded:
+    """A TensorRT engine built on another GPU model, or a host of several compute capabilities."""
+    out = default(g)
+    m = re.search(r"expecting compute (\d+\.\d) got compute (\d+\.\d)", lines_of(g.ev))
+    if m:  # TensorRT: an engine is built for the GPU model it was built on
+        out.cause = (
+            f"the TensorRT engine was built on a GPU of compute capability {m.group(1)} and is loaded on one of "
+            f"{m.group(2)}: a serialized engine holds kernels chosen for the GPU it was built on and runs only on "
+            "that GPU model"
+        )
+        out.fixes = [
+            f"rebuild the engine on the {m.group(2)} GPU (trtexec --onnx=model.onnx --saveEngine=model.engine, or the "
+            "builder API), and key cached engines by GPU",
+            "or build it once with hardware compatibility (HardwareCompatibilityLevel.AMPERE_PLUS) to run on every "
+            "Ampere or newer GPU, at some speed",
+        ]
+        return out
+    if len(set(g.ccs)) > 1:
+        mixed = mixed_host_finding(g.finding, g.gpus)
+        return Grounded(mixed.cause, list(mixed.fixes), mixed.evidence)
+    return out
+
+
+def _dispatch_refused(out: Grounded, rng: list[str], built: str, kernel: str) -> None:
+    """A kernel compiled for the GPU whose own range check refused it: the library dispatched the wrong kernel."""
+    out.cause = (
+        f"{kernel} accepts {rng[0]}..{rng[1]} only, and it was compiled for {built} ({cc_of_arch(built)}), the GPU "
+        "it ran on: the library dispatched a kernel that is not meant for this GPU and the kernel's own arch "
+        "check refused it. This is a dispatch/guard problem of the library, not PTX JIT-compiled from a lower "
+        "arch"
+    )
+    out.fixes = [
+        f"upgrade the library to a release that dispatches another kernel on {cc_of_arch(built)} (or that carries "
+        "one for it), verified with cudafit check 'PKG' --gpu " + str(cc_of_arch(built)),
+        "or avoid that code path: another attention backend, or the dtype the library supports on this GPU "
+        "(these range-checked CUTLASS kernels are often the f32 fallback)",
+        "report it to the library with this line: the kernel's range and the arch it was built for",
+    ]
+
+
+def _above_maximum(out: Grounded, g: Ground, maximum: str) -> None:
+    """An operator that accepts compute capabilities up to a maximum (xformers' ``capability <= (8, 0)``)."""
+    top = parse_compute_capability(maximum)
+    above = [x for x in g.gpus if x.compute_capability > top]
+    out.cause = (
+        f"the library's operator accepts compute capability up to {top}"
+        + (f", and {describe(above)} is newer" if above else "")
+        + ": the installed release has no code path for this GPU"
+    )
+    out.fixes = [
+        "install a release built for this GPU (cudafit check 'PKG' --gpu NAME shows which archs a release carries)",
+        "or use another implementation of the operator (e.g. the framework's built-in attention)",
+    ]
+
+
+def _below_minimum(out: Grounded, g: Ground, need: str) -> None:
+    """The GPUs against a guard's minimum: all meet it (the guard is wrong), or some are below (it is right)."""
+    minimum = parse_compute_capability(need)
+    ok = [x for x in g.gpus if x.compute_capability >= minimum]
+    low = [x for x in g.gpus if x.compute_capability < minimum]
+    if ok and not low:
+        out.cause = (
+            f"the guard requires compute capability {minimum}, and {describe(ok)} meets it: the check "
+            "looked at something other than the device (FlashInfer's 'requires sm75+' check, for one, "
+            "tested the arch flags torch would compile for, which include older archs, not the GPU it runs "
+            "on), so the guard is wrong"
+        )
+        out.fixes = [
+            "upgrade the library to a release whose guard checks the device (torch.cuda.get_device_capability) "
+            "or report the bug with this output",
+            f'if the guard reads the compile arch list, limit it to these GPUs: TORCH_CUDA_ARCH_LIST="{g.plan}"',
+            "library authors: cudafit.guard.require_capability checks the device itself",
+        ]
+    elif low:
+        out.cause = (
+            f"the guard requires compute capability {minimum} and {describe(low)} is below it: the library "
+            "really cannot run on that GPU" + (f" ({describe(ok)} can run it)" if ok else "")
+        )
+        out.fixes = [
+            f"run on a GPU of compute capability >= {minimum}"
+            + (f": CUDA_VISIBLE_DEVICES=<index of {ok[0].name}> (cudafit gpus lists the indexes)" if ok else ""),
+            "or use an implementation without that requirement (e.g. the framework's built-in attention)",
+        ]
+
+
+def ground_capability_guard(g: Ground) -> Grounded:
+    """A library's own capability check refused the GPU: whether it is right, and what the library offers."""
+    ev = g.ev
+    out = default(g)
+    need = ev.get("required_minimum")
+    rng, built = ev.get("arch_range"), ev.get("built_for")
+    if rng and built and arch_number(built) > arch_number(rng[1]):
+        _dispatch_refused(out, rng, built, (ev.get("kernels") or ["the kernel"])[0])
+    elif ev.get("required_maximum") and not need:
+        _above_maximum(out, g, ev["required_maximum"])
+    if need and not g.gpus and not (rng and built):
+        out.cause = (
+            f"the library requires compute capability {need} or newer and refused this GPU: either the GPU is "
+            "older, or the check looked at something other than the device (compare with cudafit gpus)"
+        )
+    if need and g.gpus:
+        _below_minimum(out, g, need)
+    if any("tensorrt" in src for src in ev.get("sources", [])):
+        out.fixes.insert(
+            0,
+            "this TensorRT release does not build engines for this GPU: use a release whose support matrix lists "
+            "its compute capability (TensorRT 10 dropped sm_61 and older), or run the model with ONNX Runtime's "
+            "CUDA execution provider",
+        )
+    for emitter in g.emitters:
+        extra = project_fixes(emitter).guard
+        if extra and (emitter != "torch" or "triton" in lines_of(ev).lower()):
+            out.fixes.insert(0 if not need or not g.gpus else 1, extra)
+    return out
+
+
+def ground_arch_specific(g: Ground) -> Grounded:
+    """Arch-specific (``a``/``f``) code: built for plain smXY where it needs smXYa, or run on another GPU."""
+    lines = lines_of(g.ev)
+    if re.search(
+        r"Arch conditional MMA|CUTE_ARCH_\w+_ENABLED|CUTLASS_ARCH_MMA_SM\d+A?_ENABLED|not supported on \.target|"
+        r"requires \.target sm_\d+a",
+        lines,
+    ):
+        return _needs_arch_specific_target(g, lines)
+    out = default(g)
+    special = [a for a in g.ev.get("archs", []) if a[-1] in "af"]
+    if special and g.gpus:
+        none = [x for x in g.gpus if not any(arch_runs_on(a, x.compute_capability) for a in special)]
+        if none:
+            out.cause = (
+                f"the code is built for {', '.join(special)} only, which cannot run on {describe(none)}: "
+                "'a' code runs on exactly its compute capability, 'f' code on its family only"
+            )
+    return out
+
+
+def _needs_arch_specific_target(g: Ground, lines: str) -> Grounded:
+    """wgmma/TMA/tcgen05 compiled for plain sm_90/sm_100: the 'a' target the code was written for is missing."""
+    out = default(g)
+    # The 'a' target the code was written for: named by the message, else the GPU's own.
+    m = re.search(r"SM(\d{2,3})A\b|(?:targeting|\.target '?) ?sm_?(\d{2,3})a?\b", lines, re.I)
+    want = f"sm_{m.group(1) or m.group(2)}a" if m else None
+    if want is None and g.gpus and g.gpus[0].compute_capability.major >= 9:
+        want = f"sm_{g.gpus[0].compute_capability.arch_number}a"
+    want = want or "sm_90a"
+    cc = cc_of_arch(want)
+    elsewhere = [x for x in g.gpus if x.compute_capability != cc]
+    out.cause = (
+        f"the kernel uses {want}-only instructions (wgmma/TMA/tcgen05, as CUTLASS's Hopper and Blackwell kernels "
+        "do), which nvcc emits only for the "
+        f"arch-specific target {want}; it was compiled for plain sm_{cc.arch_number} (or compute_"
+        f"{cc.arch_number}), where "
+        + (
+            "ptxas refuses them"
+            if re.search(r"not supported on \.target|requires \.target", lines)
+            else "those instructions are replaced by a trap"
+        )
+        + (f", and {describe(elsewhere)} cannot run {want} code at all" if elsewhere else "")
+    )
+    n = cc.arch_number
+    out.fixes = [
+        f'build it for {want}, not sm_{n}: TORCH_CUDA_ARCH_LIST="{cc}a" (nvcc -gencode arch=compute_{n}a,'
+        f"code=sm_{n}a; CMake CMAKE_CUDA_ARCHITECTURES={n}a); plain {cc} does not enable these instructions",
+        f"a prebuilt wheel must carry sm_{n}a: check with cudafit check 'PKG' --gpu {cc} (sm_{n}a in its archs)",
+    ]
+    if elsewhere:
+        out.fixes.append(f"on {describe(elsewhere)}, use a build or code path without {want}-only kernels")
+    return out

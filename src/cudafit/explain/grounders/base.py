@@ -1,0 +1,130 @@
+"""What every grounder starts from and answers with, and the small phrases they share.
+
+A grounder (one per category, :data:`cudafit.explain.grounders.GROUNDERS`) reads a :class:`Ground` (the
+finding, the machine's :class:`~cudafit.explain.context.Context` and the GPUs to reason about) and returns a
+:class:`Grounded` (cause, fixes, evidence, and findings the machine adds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from cudafit.explain.classify import Finding
+from cudafit.explain.context import Context
+from cudafit.explain.evidence import Evidence
+from cudafit.explain.extract import arch_number
+from cudafit.model import ComputeCapability, Gpu, parse_compute_capability
+
+__all__ = [
+    "Ground",
+    "Grounded",
+    "arch_list",
+    "arch_runs_on",
+    "basename",
+    "cc_of_arch",
+    "default",
+    "describe",
+    "gpus_of",
+    "lines_of",
+    "plan_command",
+]
+
+
+def arch_runs_on(arch: str, cc: ComputeCapability) -> bool:
+    """Whether code for ``arch`` (``sm_86``, ``sm_90a``, ``sm_100f``, ``compute_80``) can run on ``cc``:
+    the verdict engine's rules (``rules.engine.arch_runs_on``); a name that is not an arch runs nowhere."""
+    from cudafit.rules.engine import arch_runs_on as engine_arch_runs_on
+
+    try:
+        return engine_arch_runs_on(arch, cc)
+    except ValueError:
+        return False
+
+
+def cc_of_arch(arch: str) -> ComputeCapability:
+    """``sm_75`` / ``compute_90a`` -> 7.5 / 9.0."""
+    return ComputeCapability.from_arch_number(arch_number(arch))
+
+
+def arch_list(ccs: Sequence[ComputeCapability]) -> str:
+    """``TORCH_CUDA_ARCH_LIST`` for these compute capabilities: each once, lowest first, ``;``-separated."""
+    return ";".join(str(c) for c in sorted(set(ccs)))
+
+
+def describe(gpus: Sequence[Gpu]) -> str:
+    """``Tesla T4 (7.5), NVIDIA A100 (8.0)``."""
+    return ", ".join(f"{g.name} ({g.compute_capability})" for g in gpus)
+
+
+def plan_command(ccs: Sequence[ComputeCapability]) -> str:
+    """The ``cudafit plan`` command that gives the build flags for these compute capabilities."""
+    return "cudafit plan " + " ".join(f"--gpu {c}" for c in sorted(set(ccs)))
+
+
+def basename(path: str) -> str:
+    """The file name of a path written with either separator."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def lines_of(evidence: Evidence) -> str:
+    """The matching lines as one string, for the grounders' own finer patterns."""
+    return " ".join(evidence.get("lines", []))
+
+
+def gpus_of(finding: Finding, context: Context) -> tuple[Gpu, ...]:
+    """The GPUs to reason about: the machine's, else those the text describes (a log's "compute capability
+    8.61" names no GPU we can reason about and is left out)."""
+    if context.gpus:
+        return context.gpus
+    out: list[Gpu] = []
+    for g in finding.evidence.get("gpus", []):
+        try:
+            out.append(Gpu(g["name"], parse_compute_capability(g["compute_capability"])))
+        except ValueError:
+            continue
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Ground:
+    """What every grounder starts from: the finding, the machine, and the GPUs (machine's, else the text's)."""
+
+    finding: Finding
+    context: Context
+    gpus: tuple[Gpu, ...]
+
+    @property
+    def ev(self) -> Evidence:
+        """The finding's evidence (typed: :class:`cudafit.explain.evidence.Evidence`)."""
+        return self.finding.evidence
+
+    @property
+    def ccs(self) -> list[ComputeCapability]:
+        """The compute capability of each GPU, in order."""
+        return [g.compute_capability for g in self.gpus]
+
+    @property
+    def plan(self) -> str | None:
+        """``TORCH_CUDA_ARCH_LIST`` for the GPUs, ``None`` without GPUs."""
+        return arch_list(self.ccs) if self.ccs else None
+
+    @property
+    def emitters(self) -> list[str]:
+        """The projects whose messages matched, strongest pattern first."""
+        return list(self.ev.get("emitters", []))
+
+
+@dataclass
+class Grounded:
+    """A grounder's answer: cause, fixes, evidence (changed or not) and findings the machine adds."""
+
+    cause: str
+    fixes: list[str]
+    evidence: Evidence
+    extra: list[Finding] = field(default_factory=list)
+
+
+def default(g: Ground) -> Grounded:
+    """The category's own cause and fixes, to be refined (or kept where nothing is known)."""
+    return Grounded(g.finding.cause, list(g.finding.fixes), g.ev)

@@ -1,0 +1,245 @@
+"""``no-kernel-image``: which binary has no code for the GPU, and which kernel of it failed.
+
+The names a log gives for the failing code (kernels, operators, source files, shared libraries) are joined
+with the modules without code for the GPU (:class:`~cudafit.explain.context.KernelGap`, the holes ``doctor``
+reports); packages the text names are checked against the archs they carry; a build's own arch list or
+minimum CC is quoted.  A pre-Turing GPU needs a cu126 (or older) PyTorch build: PyTorch's CUDA 12.8+ builds
+carry sm_75 and newer only, and CUDA 13 toolkits cannot target compute capabilities below 7.5 (13.0 release
+notes, fatbin_spec.md §E.7).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from cudafit.explain.catalogue import PYTORCH_INDEX
+from cudafit.explain.context import KernelGap, normalise_package
+from cudafit.explain.evidence import Evidence, KernelMatch
+from cudafit.explain.grounders.base import (
+    Ground,
+    Grounded,
+    arch_runs_on,
+    basename,
+    describe,
+    plan_command,
+)
+from cudafit.model import ComputeCapability
+from cudafit.rules.status import Status
+
+__all__ = ["ground_no_kernel_image", "match_kernel_gaps"]
+
+_TURING = ComputeCapability(7, 5)
+# Distributions only NVIDIA or the framework's maintainers can rebuild: never suggest a source build.
+_BINARY_ONLY = frozenset({"torch", "triton", "pytorch_triton", "tensorrt", "jax", "jaxlib", "cupy"})
+_GENERIC_NAMES = frozenset({"kernel", "kernels", "forward", "backward", "launch", "device", "global", "cuda"})
+# The likeliest culprit first: a hole (the build skips the GPU), then code the library builds only for other
+# GPUs, then a/f code gated to other GPUs.  Roles are not package statuses, so rules.status has no order for them.
+_CULPRIT_ORDER: tuple[Status, ...] = (Status.FAILS, Status.SPECIALISED, Status.GATED)
+
+
+def _name_key(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def _library(name: str) -> str:
+    """``libtorch_cuda_linalg.so.12`` -> ``libtorch_cuda_linalg.so``."""
+    return name.split(".so", 1)[0] + ".so"
+
+
+def _name_keys(names: Sequence[str]) -> tuple[list[str], set[str]]:
+    """(comparison keys of the code names, shared libraries named), see :func:`match_kernel_gaps`."""
+    keys: list[str] = []
+    libraries: set[str] = set()
+    for n in names:
+        base = basename(n)
+        if re.fullmatch(r"lib[\w+.-]*\.so(?:\.\d+)*", base):
+            libraries.add(_library(base))
+            continue
+        stem = base.split(".", 1)[0] if "." in base else n
+        k = _name_key(stem)
+        for key in (k, re.sub(r"(utils?|helpers?|kernels?|impl|common)$", "", k)):
+            if len(key) >= 5 and key not in _GENERIC_NAMES:
+                keys.append(key)
+    return keys, libraries
+
+
+def match_kernel_gaps(names: Sequence[str], gaps: Sequence[KernelGap]) -> list[tuple[KernelGap, list[str]]]:
+    """The modules without code whose kernels a log's op, kernel or source-file name points at.
+
+    Names are compared without case and punctuation (``GemmaRMSNorm`` matches ``gemma_rmsnorm_kernel``);
+    source files by their stem, also without a helper suffix (``MagmaUtils.h`` -> ``magma``); a shared
+    library a traceback names (``libtorch_cuda_linalg.so``) matches every module of that file; names
+    shorter than 5 characters or generic words are ignored.  Holes first, then specialised, then gated.
+    """
+    keys, libraries = _name_keys(names)
+    out = []
+    for gap in gaps:
+        in_library = _library(basename(gap.path)) in libraries
+        hit = [k for k in gap.kernels if in_library or any(key in _name_key(k) for key in keys)]
+        if hit:
+            out.append((gap, hit))
+    rank = {s: i for i, s in enumerate(_CULPRIT_ORDER)}
+    out.sort(key=lambda gh: rank.get(gh[0].status, len(rank)))
+    return out
+
+
+def _gap_names(ev: Evidence) -> list[str]:
+    """The names a log gives for the failing code: kernels, operators, source files and shared libraries."""
+    return [
+        *ev.get("kernels", []),
+        *ev.get("operators", []),
+        *(sf["file"] for sf in ev.get("source_files", [])),
+        *ev.get("libraries", []),
+    ]
+
+
+def _is_magma(gap: KernelGap) -> bool:
+    return "linalg" in basename(gap.path) or any("magma" in k.lower() for k in gap.kernels)
+
+
+def _package_notes(g: Ground) -> tuple[list[str], list[str]]:
+    """("pkg carries X (nothing for 6.1)" lines, packages lacking code) for packages named in the text, then
+    what a build says of itself (its arch list, its minimum CC)."""
+    notes: list[str] = []
+    lacking: list[str] = []
+    for pkg in g.ev.get("packages", []):
+        archs = g.context.packages.get(normalise_package(pkg))
+        if not archs or not g.gpus:  # unknown, or no device code at all: not the one that failed
+            continue
+        missing = [str(cc) for cc in g.ccs if not any(arch_runs_on(a, cc) for a in archs)]
+        if missing:
+            lacking.append(pkg)
+            notes.append(
+                f"{pkg} carries {', '.join(archs) or 'no device code'} (nothing that runs on {', '.join(missing)})"
+            )
+    build = g.ev.get("build_archs")
+    if build and g.ccs:
+        missing = [
+            f"{x.name} ({x.compute_capability})"
+            for x in g.gpus
+            if not any(arch_runs_on(a, x.compute_capability) for a in build)
+        ]
+        if missing:
+            who = {"spconv": "spconv", "ggml": "ggml"}.get(g.emitters[0] if g.emitters else "", "PyTorch")
+            notes.append(f"this {who} build carries {' '.join(build)}: nothing that runs on {', '.join(missing)}")
+    if g.ev.get("build_min_cc"):
+        notes.append(f"this build supports compute capability {g.ev['build_min_cc']} and newer only (its own check)")
+    return notes, lacking
+
+
+def _kernel_match(gap: KernelGap, hit: list[str]) -> KernelMatch:
+    return {
+        "package": gap.package,
+        "path": gap.path,
+        "module": gap.module,
+        "compute_capability": str(gap.compute_capability),
+        "status": gap.status.value,
+        "reason": gap.reason,
+        "archs": list(gap.archs),
+        "kernels": hit[:5],
+    }
+
+
+def _match_note(matched: list[tuple[KernelGap, list[str]]]) -> str:
+    """Where the failing code is: the kernel's module, or every module of the library a traceback names."""
+    first, hit = matched[0]
+    role = {Status.FAILS: "a hole in the build", Status.GATED: "arch-specific code of other GPUs"}.get(
+        first.status, "code the package builds only for other GPUs"
+    )
+    built = f"{', '.join(first.archs)}: nothing for {first.compute_capability} ({role}, {first.reason})"
+    same_file = [x for x, _h in matched if x.path == first.path and x.status == first.status]
+    if len(same_file) > 1:  # a library named by the traceback: all its modules without code for the GPU
+        modules = ", ".join(str(x.module) for x in same_file[:8]) + (" ..." if len(same_file) > 8 else "")
+        what = "MAGMA modules" if _is_magma(first) else "modules"
+        return (
+            f"the failing code is in {first.path} ({first.package}): its {what} {modules} ({hit[0]}, ...) are built "
+            f"for {built}"
+        )
+    return f"the failing kernel is {hit[0]} in {first.path} (module {first.module}, {first.package}), built for {built}"
+
+
+def _match_fixes(first: KernelGap) -> list[str]:
+    """What to do about the module that failed: MAGMA's way around, then a rebuild or a report upstream."""
+    fixes: list[str] = []
+    name = basename(first.path)
+    if _is_magma(first):
+        fixes.append(
+            f"these are MAGMA kernels of {name}: make torch.linalg use cuSOLVER/cuBLAS instead, "
+            'which carry this GPU: torch.backends.cuda.preferred_linalg_library("cusolver") before the call'
+        )
+    cc = first.compute_capability
+    hole = " (cudafit doctor reports it as a hole)" if first.status is Status.FAILS else ""
+    if normalise_package(first.package) in _BINARY_ONLY:
+        fixes.append(
+            f"{first.package}'s {name} has no code for {cc}{hole}: only its maintainers can rebuild it, so report "
+            "it upstream with `cudafit check --kernels` output, and avoid the op on this GPU meanwhile"
+        )
+    else:
+        fixes.append(
+            f"{first.package} launched this kernel on {cc} although its module has no code there{hole}: rebuild "
+            f"{first.package} with {cc} in its arch list for {name}, or avoid the op on this GPU; report it "
+            "upstream with `cudafit check --kernels` output"
+        )
+    return fixes
+
+
+def _pre_turing_torch_fix(cc: ComputeCapability) -> str:
+    return (
+        f"compute capability {cc} needs a PyTorch build made with CUDA 12.6 or older (PyTorch's CUDA 12.8+ builds "
+        f"start at sm_75 and CUDA 13 toolkits cannot target it): pip install torch --index-url {PYTORCH_INDEX}cu126 "
+        f"(verify first: cudafit check torch --index-url {PYTORCH_INDEX}cu126 --gpu {cc})"
+    )
+
+
+def _package_fixes(g: Ground, named: list[str], holes: set[str]) -> list[str]:
+    """Which release carries code for the GPUs (and a rebuild, where one is possible) for the packages named."""
+    fixes: list[str] = []
+    for pkg in [p for p in named if not p.startswith("nvidia/")][:2]:
+        if normalise_package(pkg) in holes:
+            continue  # every release is built the same way: hunting for another one does not help
+        fixes.append(
+            f"check which release of {pkg} carries code for {g.plan or 'this GPU'} before installing: "
+            f"cudafit check '{pkg}' --gpu {g.ccs[0] if g.ccs else 'NAME'} (add --index-url for per-CUDA indexes)"
+        )
+        if g.plan and normalise_package(pkg) not in _BINARY_ONLY:
+            fixes.append(
+                f'or rebuild {pkg} for these GPUs: TORCH_CUDA_ARCH_LIST="{g.plan}" pip install --no-binary {pkg} '
+                f"--no-build-isolation {pkg} (CMake and nvcc forms: {plan_command(g.ccs)})"
+            )
+    return fixes
+
+
+def ground_no_kernel_image(g: Ground) -> Grounded:
+    """The binary that has no code for the GPU (a matched module, a named package, the build's own list)."""
+    ev = g.ev
+    notes, lacking = _package_notes(g)
+    matched = match_kernel_gaps(
+        _gap_names(ev), [x for x in g.context.kernel_gaps if not g.ccs or x.compute_capability in g.ccs]
+    )
+    fixes: list[str] = []
+    holes: set[str] = set()
+    if matched:
+        ev = ev.copy()
+        ev["kernel_matches"] = [_kernel_match(x, hit) for x, hit in matched[:5]]
+        notes.insert(0, _match_note(matched))
+        first = matched[0][0]
+        if first.status is Status.FAILS:
+            holes.add(normalise_package(first.package))
+        fixes += _match_fixes(first)
+    if g.gpus and not notes:
+        notes.append(
+            f"the binary has no code for {describe(g.gpus)}: no cubin of the same major with an equal or lower "
+            "minor, and no PTX of an equal or lower compute capability"
+        )
+    old = [cc for cc in g.ccs if cc < _TURING]
+    if old and not holes:
+        fixes.append(_pre_turing_torch_fix(min(old)))
+    fixes += _package_fixes(g, lacking or ev.get("packages", []) or [e for e in g.emitters if e != "torch"], holes)
+    if any(p.startswith("nvidia/") for p in ev.get("packages", [])):
+        fixes.append(
+            "the failing library is one of NVIDIA's (site-packages/nvidia/...): it comes with the framework's CUDA "
+            "major, so pick the framework build for a CUDA major that supports this GPU (cudafit doctor)"
+        )
+    cause = "; ".join(notes) if notes else g.finding.cause
+    return Grounded(cause, fixes or list(g.finding.fixes), ev)

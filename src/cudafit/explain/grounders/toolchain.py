@@ -1,0 +1,304 @@
+"""Grounders of the CUDA software stack: driver too old, PTX too new for the driver, a run-time compiler too old,
+an extension built with another toolkit than torch, the wrong (CPU or other-CUDA) build of a framework.
+
+Runtime driver floors 13.x >= 580, 12.x >= 525, 11.x >= 450
+(https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html) and each toolkit's minimum
+driver (release notes Table 3), from :mod:`cudafit.rules.tables`; the PTX ISA each toolkit emits and each
+driver JIT-compiles, from the same tables.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cudafit.explain.catalogue import PYTORCH_INDEX
+from cudafit.explain.context import normalise_package
+from cudafit.explain.grounders.base import Ground, Grounded, default, lines_of
+from cudafit.explain.grounders.projects import PROJECTS, project_fixes
+from cudafit.model import CudaVersion, DriverVersion
+
+__all__ = [
+    "ground_driver_too_old",
+    "ground_jit_toolchain",
+    "ground_ptx_too_new",
+    "ground_toolkit_mismatch",
+    "ground_wrong_build",
+]
+
+
+def _framework(g: Ground) -> str | None:
+    """The framework that printed the message: the emitter of its strongest pattern, or the text's packages."""
+    for emitter in g.emitters:
+        return emitter
+    for pkg in g.ev.get("packages", []):
+        row = PROJECTS.get(normalise_package(pkg))
+        if row is not None and (row.older_cuda is not None or row.build is not None):
+            return normalise_package(pkg)
+    return None
+
+
+def ground_toolkit_mismatch(g: Ground) -> Grounded:
+    """An extension built with an nvcc whose CUDA differs from torch.version.cuda."""
+    ev = g.ev
+    out = default(g)
+    tk, fw = ev.get("toolkit_cuda_version"), ev.get("torch_cuda_version")
+    if tk and fw:
+        out.cause = (
+            f"the nvcc that builds the extension is CUDA {tk}, but PyTorch was built with CUDA {fw}; "
+            "torch.utils.cpp_extension and DeepSpeed's op builder refuse a toolkit whose CUDA major differs from "
+            "torch.version.cuda (older releases: any difference)"
+        )
+        out.fixes = [
+            f"install a CUDA {fw} toolkit and point the build at it: export CUDA_HOME=/usr/local/cuda-{fw} (its nvcc "
+            f"--version must say release {fw})",
+            f"or install the PyTorch build for CUDA {tk.split('.')[0]}.x that matches the toolkit you have "
+            f"(the indexes are {PYTORCH_INDEX}cuXYZ; verify it first with cudafit check torch --index-url ...)",
+        ]
+    return out
+
+
+def _known_driver_fixes(driver: DriverVersion) -> list[str]:
+    """The upgrade a known driver needs for CUDA 13, and which older CUDA runtimes (and PyTorch index) it runs."""
+    from cudafit.rules import tables
+
+    floors = {m: tables.runtime_min_driver_branch(m) for m in (13, 12, 11)}
+    if floors[13] and driver.major >= floors[13]:
+        return []
+    runs = next((m for m in (12, 11) if floors[m] and driver.major >= int(floors[m] or 0)), None)
+    out = [
+        f"upgrade the NVIDIA driver from {driver} to >= {floors[13]} for CUDA 13.x runtimes "
+        f"(>= {tables.toolkit_min_driver(CudaVersion(13, 0))} for the 13.0 GA toolkit)"
+    ]
+    if runs == 12:
+        out.append(
+            f"or keep driver {driver} (>= {floors[12]}: CUDA 12.x runtimes run on it by minor-version "
+            f"compatibility) and install a CUDA 12 build: pip install torch --index-url {PYTORCH_INDEX}cu126"
+        )
+    elif runs == 11:
+        out.append(
+            f"or keep driver {driver} (>= {floors[11]}: CUDA 11.x runtimes run on it) and install a CUDA 11.8 "
+            f"build: pip install torch --index-url {PYTORCH_INDEX}cu118"
+        )
+    return out
+
+
+def _reported_driver_fixes(driver_cuda: str) -> list[str]:
+    """The upgrade a driver needs that reports the CUDA it supports (``found version 11040``), or a build it runs."""
+    from cudafit.rules import tables
+
+    major = int(driver_cuda.split(".", maxsplit=1)[0])
+    out = [
+        f"the driver supports CUDA {driver_cuda} at most: upgrade it (>= {tables.runtime_min_driver_branch(12)} for "
+        f"CUDA 12.x runtimes, >= {tables.runtime_min_driver_branch(13)} for 13.x)"
+    ]
+    if major == 11:
+        out.append(
+            f"or install a build made for CUDA 11.x, which this driver runs: pip install torch --index-url "
+            f"{PYTORCH_INDEX}cu118"
+        )
+    elif major == 12:
+        out.append(f"or install a CUDA 12 build: pip install torch --index-url {PYTORCH_INDEX}cu126")
+    return out
+
+
+_FORWARD_COMPAT = re.compile(r"forward compatibility|CompatNotSupported|COMPAT_NOT_SUPPORTED|\b804\b", re.I)
+
+
+def ground_driver_too_old(g: Ground) -> Grounded:
+    """The driver is older than the CUDA runtime needs: the upgrade, or the build the driver runs."""
+    ev, context = g.ev, g.context
+    out = default(g)
+    if _FORWARD_COMPAT.search(lines_of(ev)):
+        out.cause = (
+            "the CUDA forward-compatibility libraries (cuda-compat, e.g. a container's /usr/local/cuda/compat) were "
+            "loaded on a GPU that does not support forward compatibility (GeForce and most workstation GPUs; it is "
+            "for data-center GPUs): the program's CUDA is newer than the installed driver supports"
+        )
+        out.fixes = [
+            "upgrade the host's NVIDIA driver to the branch of the program's CUDA (CUDA 13.x: >= 580, 12.x: >= 525 "
+            "with minor-version compatibility)",
+            "or use an image / build made for a CUDA the driver supports, and keep the compat directory out of "
+            "LD_LIBRARY_PATH / ldconfig on GPUs without forward compatibility",
+        ]
+    driver_cuda = ev.get("driver_cuda_version")
+    dfix: list[str] = []
+    if context.driver is not None:
+        out.cause += f"; installed driver: {context.driver}"
+        dfix = _known_driver_fixes(context.driver)
+    elif driver_cuda:
+        out.cause += f"; the driver reports CUDA {driver_cuda} at most"
+        dfix = _reported_driver_fixes(driver_cuda)
+    if dfix:
+        out.fixes = dfix
+    framework = _framework(g)
+    if framework not in (None, "torch"):
+        # PyTorch's indexes do not help a CTranslate2 or JAX user: name that framework's own builds.
+        out.fixes = [f for f in out.fixes if "pip install torch" not in f]
+        out.fixes.append(
+            project_fixes(framework).older_cuda
+            or f"or install a build of {framework} made for a CUDA major the driver runs (cudafit doctor shows the "
+            "libcudart major each package links)"
+        )
+    return out
+
+
+def ground_ptx_too_new(g: Ground) -> Grounded:
+    """PTX newer than the driver's JIT compiler accepts: the driver that accepts it."""
+    from cudafit.fixes import min_driver_for_ptx_isa
+    from cudafit.model import parse_ptx_isa_version
+    from cudafit.rules import tables
+
+    ev, context = g.ev, g.context
+    out = default(g)
+    if context.driver is not None:
+        limit = tables.driver_max_ptx_isa(context.driver)
+        out.cause += f"; driver {context.driver} JITs PTX ISA up to {limit or 'an unknown version'}"
+        isas = tables.load_tables().ptx_isa
+        newer = [(c, tables.toolkit_min_driver(c)) for c in sorted(isas) if limit is not None and isas[c] > limit]
+        if newer and newer[0][1] is not None:
+            out.fixes[0] = (
+                f"upgrade the NVIDIA driver from {context.driver} to >= {newer[0][1]} (CUDA {newer[0][0]}) at "
+                "least; the exact minimum is the one of the toolkit that built the package (cudafit doctor)"
+            )
+    isa = ev.get("ptx_isa")
+    if isa and isa.get("needed"):
+        found = min_driver_for_ptx_isa(parse_ptx_isa_version(isa["needed"]))
+        if found:
+            out.fixes.insert(0, f"PTX ISA {isa['needed']} needs a driver >= {found[1]} (CUDA {found[0]})")
+        if isa.get("supported"):
+            out.cause = (
+                f"the driver's JIT compiler accepts PTX ISA up to {isa['supported']}, and the PTX handed to it is "
+                f"{isa['needed']} (generated by a newer CUDA toolkit than the driver's)"
+            )
+    if "numba" in g.emitters:
+        out.fixes.append(
+            "numba: or generate PTX the driver accepts with a CUDA toolkit no newer than the driver's CUDA "
+            "(numba uses the toolkit's NVVM; cudafit gpus shows the driver's CUDA version)"
+        )
+    return out
+
+
+def _first_toolkit(target: str | None, isa: str | None) -> CudaVersion | None:
+    """The first CUDA toolkit that targets ``target`` (``sm_120``, ``compute_100f``), else that emits PTX ISA
+    ``isa``."""
+    from cudafit.model import parse_ptx_isa_version
+    from cudafit.rules import tables
+
+    if target:
+        want = target.replace("compute_", "sm_")
+        for cuda, targets in sorted(tables.load_tables().targets.items()):
+            if want in {str(t) for t in targets}:
+                return cuda
+    if isa:
+        need = parse_ptx_isa_version(isa)
+        return next((c for c, v in sorted(tables.load_tables().ptx_isa.items()) if v >= need), None)
+    return None
+
+
+def ground_jit_toolchain(g: Ground) -> Grounded:
+    """A compiler used at run time (Triton's ptxas, a JIT library's nvcc) that predates the GPU or the PTX."""
+    ev = g.ev
+    out = default(g)
+    target = ev.get("unsupported_target")
+    ptx_isa = ev.get("ptx_isa")
+    isa = ptx_isa["needed"] if ptx_isa else None
+    first = _first_toolkit(target, isa)
+    what = target or (f"PTX ISA {isa}" if isa else "this GPU's arch")
+    must = (
+        f"its nvcc --list-gpu-code must list {target.replace('compute_', 'sm_').rstrip('af')}"
+        if target
+        else ("its ptxas --version must be that release or newer")
+    )
+    if first:
+        out.cause = f"the compiler used at run time predates {what}, which needs CUDA >= {first}"
+        ptxas = (
+            f"point Triton at the ptxas of a CUDA >= {first} toolkit: export TRITON_PTXAS_PATH=/usr/local/cuda/bin/"
+            f"ptxas (check it first: /usr/local/cuda/bin/ptxas --version)"
+        )
+        nvcc = (
+            f"install a CUDA >= {first} toolkit and point the JIT library at it: export CUDA_HOME=/usr/local/cuda "
+            f"({must})"
+        )
+        is_triton = ev.get("triton") or "ptxas" in lines_of(ev)
+        out.fixes = [ptxas, nvcc] if is_triton else [nvcc, ptxas]
+    return out
+
+
+def _cudnn_mismatch(out: Grounded, loaded: str, compiled: str) -> None:
+    out.cause = (
+        f"the cuDNN loaded at run time ({loaded}) is older than the one the framework was compiled with "
+        f"({compiled}): another cuDNN (a system one, or another package's) is found first"
+    )
+    out.fixes = [
+        f"install cuDNN {compiled} or newer of the same major where the framework finds it: pip install -U "
+        "nvidia-cudnn-cu12 (or -cu13), and remove older cuDNN directories from LD_LIBRARY_PATH",
+        "importing two frameworks in one process can load the first one's cuDNN: import the one needing the "
+        "newer cuDNN first, or align their cuDNN pins (cudafit doctor shows each package's CUDA libraries)",
+    ]
+
+
+def _library_mismatch(out: Grounded, framework: str | None, text: str) -> bool:
+    """CTranslate2 without its CUDA major's cuBLAS, JAX with an older CUDA library: whether it was one."""
+    if framework == "ctranslate2" and "cannot be loaded" in text:
+        out.cause = "CTranslate2 loads the cuBLAS of the CUDA major it was built for at run time, and none was found"
+        out.fixes = [
+            "install the CUDA libraries of CTranslate2's CUDA major where it finds them: ctranslate2 4.x needs "
+            "CUDA 12 cuBLAS and cuDNN 9 (pip install nvidia-cublas-cu12 nvidia-cudnn-cu12==9.*, their lib "
+            "directories on LD_LIBRARY_PATH), or pip install ctranslate2==3.24.0 for CUDA 11",
+        ]
+        return True
+    if framework == "jax" and ("outdated" in text or "which is newer" in text):
+        out.cause = "a CUDA library JAX loads (cuDNN, cuBLAS, the runtime...) is older than the one JAX was built with"
+        out.fixes = [
+            'install the CUDA libraries JAX was built against: pip install -U "jax[cuda12]" (it pulls matching '
+            "nvidia-* wheels), and keep older system CUDA/cuDNN directories out of LD_LIBRARY_PATH",
+        ]
+        return True
+    return False
+
+
+def _torch_build_for_driver(out: Grounded, driver: DriverVersion) -> None:
+    from cudafit.rules import tables
+
+    floor13 = tables.runtime_min_driver_branch(13) or 580
+    floor12 = tables.runtime_min_driver_branch(12) or 525
+    tag = "cu130" if driver.major >= floor13 else "cu126" if driver.major >= floor12 else "cu118"
+    out.fixes[0] = (
+        f"install the CUDA build that driver {driver} runs: pip install torch --index-url "
+        f"{PYTORCH_INDEX}{tag} (verify: cudafit check torch --index-url {PYTORCH_INDEX}{tag})"
+    )
+
+
+def ground_wrong_build(g: Ground) -> Grounded:
+    """A CPU build, another CUDA's build or an older CUDA library than the framework needs: that project's fix."""
+    out = default(g)
+    framework = _framework(g)
+    m = re.search(
+        r"Loaded runtime CuDNN library: (\S+?)\.? .*?compiled with:? (\S+?)\.?(?:\s|$)", g.ev.get("lines", [""])[0]
+    )
+    if m:
+        _cudnn_mismatch(out, m.group(1), m.group(2))
+        return out
+    text = " ".join([*g.ev.get("lines", []), *g.ev.get("packages", [])]).lower()
+    if _library_mismatch(out, framework, text):
+        return out
+    row = project_fixes(framework)
+    if framework is not None and row.shared_message and framework not in text:
+        # "Not compiled with GPU support" is printed by many projects' ops (detectron2, mmcv, faiss, DCNv2, ...):
+        # name the fix only when the text names the project.
+        out.cause = (
+            "a compiled extension's C++/CUDA ops were built without CUDA (no nvcc or CUDA_HOME at build time, or "
+            "a CPU-only build was installed), so its GPU path raises"
+        )
+        out.fixes = [
+            "rebuild the package where nvcc and CUDA_HOME are visible (often FORCE_CUDA=1 pip install "
+            "--no-build-isolation PKG), or install its CUDA build; the message's file and function name the package",
+            *[f for f in out.fixes[1:] if "torch" not in f],
+        ]
+        return out
+    if framework not in (None, "torch") and row.build is not None:
+        out.fixes = [row.build, *[f for f in out.fixes[1:] if "torch" not in f]]
+        return out
+    if g.context.driver is not None:
+        _torch_build_for_driver(out, g.context.driver)
+    return out
