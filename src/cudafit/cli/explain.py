@@ -17,6 +17,7 @@ from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
     from cudafit.explain.context import Context
+    from cudafit.explain.evidence import JsonDict
 
 __all__ = ["configure_parser", "execute", "render_markdown"]
 
@@ -135,7 +136,7 @@ def _context(args: argparse.Namespace) -> tuple[Context, list[str]]:
     return Context(gpus=tuple(gpus), driver=driver), errors
 
 
-def _fact(value: Any) -> str:
+def _fact(value: object) -> str:
     """A fact as short text: error dicts as "209 cudaErrorNoKernelImageForDevice", lists comma-joined."""
     if isinstance(value, list):
         return ", ".join(_fact(v) for v in value)
@@ -150,7 +151,7 @@ def _fact(value: Any) -> str:
     return str(value)
 
 
-def render_markdown(doc: dict[str, Any]) -> str:
+def render_markdown(doc: JsonDict) -> str:
     """The findings as Markdown for an issue: one section per finding, evidence quoted."""
     out: list[str] = ["## cudafit explain\n"]
     for i, f in enumerate(doc["findings"]):
@@ -171,7 +172,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _render_text(doc: dict[str, Any]) -> None:
+def _render_text(doc: JsonDict) -> None:
     from rich.markup import escape
     from rich.table import Table
 
@@ -234,7 +235,7 @@ def execute(args: argparse.Namespace) -> int:
     look = bool(args.site_packages or args.path or not (args.no_probe or args.inventory))
     lookup = Lookup(tuple(args.site_packages) if args.site_packages else None, args.path) if look else None
     findings = explain_here(text, context, lookup, os.environ)
-    doc: dict[str, Any] = {"schema": "cudafit.explain/1", "findings": [f.to_dict() for f in findings]}
+    doc: JsonDict = {"schema": "cudafit.explain/1", "findings": [f.to_dict() for f in findings]}
     if args.json:
         dump_json(doc)
     elif args.markdown:
