@@ -6,7 +6,7 @@ for kernels (``cudafit scan --kernels``), never for a compatibility verdict.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from cudafit.binary.cubin import read_cubin
 from cudafit.binary.facts import BinaryFacts, CubinInfo, EntryKind, FatbinEntry
@@ -14,7 +14,7 @@ from cudafit.binary.fatbin import Buffer
 from cudafit.binary.payload import read_entry_payload
 from cudafit.errors import BinaryFormatError
 
-__all__ = ["iter_cubins"]
+__all__ = ["demangle", "iter_cubins"]
 
 
 def iter_cubins(buf: Buffer, facts: BinaryFacts) -> Iterator[tuple[int, FatbinEntry, CubinInfo | BinaryFormatError]]:
@@ -35,3 +35,21 @@ def iter_cubins(buf: Buffer, facts: BinaryFacts) -> Iterator[tuple[int, FatbinEn
                 yield index, entry, err
                 continue
             yield index, entry, info
+
+
+def demangle(names: Sequence[str]) -> dict[str, str]:
+    """C++ kernel names made readable with binutils' ``c++filt`` when it is installed (one call for all);
+    without it the mangled names are shown.  JSON output always keeps the mangled names."""
+    import shutil
+    import subprocess
+
+    unique = sorted({n for n in names if n.startswith("_Z")})
+    tool = shutil.which("c++filt")
+    if not unique or tool is None:
+        return {}
+    try:
+        out = subprocess.run([tool], input="\n".join(unique), capture_output=True, text=True, timeout=30, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    lines = out.stdout.splitlines()
+    return dict(zip(unique, lines, strict=False)) if len(lines) == len(unique) else {}

@@ -94,8 +94,8 @@ def package_archs(packages: Sequence[str], sites: Sequence[str] | None = None) -
 def kernel_gaps(items: Sequence[ScanItem], gpus: Sequence[Gpu]) -> list[KernelGap]:
     """Every module of ``items`` without code for the GPUs, with its kernels (demangled where c++filt is)."""
     from cudafit.analysis import analyze
+    from cudafit.binary.kernels import demangle
     from cudafit.report.check import iter_modules_without_code
-    from cudafit.report.scan import demangle
     from cudafit.targets.cache import scan_cache
 
     with scan_cache():  # kernel names are read through (and remembered in) the scan cache

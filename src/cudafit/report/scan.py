@@ -355,26 +355,10 @@ def _pkg(r: FileReport) -> str:
     return f"{r.package} {r.version}" if r.version else r.package
 
 
-def demangle(names: Sequence[str]) -> dict[str, str]:
-    """C++ kernel names made readable with binutils' ``c++filt`` when it is installed (one call for all);
-    without it the mangled names are shown.  JSON output always keeps the mangled names."""
-    import shutil
-    import subprocess
-
-    unique = sorted({n for n in names if n.startswith("_Z")})
-    tool = shutil.which("c++filt")
-    if not unique or tool is None:
-        return {}
-    try:
-        out = subprocess.run([tool], input="\n".join(unique), capture_output=True, text=True, timeout=30, check=True)
-    except (OSError, subprocess.SubprocessError):
-        return {}
-    lines = out.stdout.splitlines()
-    return dict(zip(unique, lines, strict=False)) if len(lines) == len(unique) else {}
-
-
 def _render_kernels(rep: FileReport, console: Any) -> None:
     from rich.table import Table
+
+    from cudafit.binary.kernels import demangle
 
     if rep.kernel_error:
         console.print(f"{rep.facts.path}: kernels unreadable: {rep.kernel_error}")
