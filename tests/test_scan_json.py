@@ -59,7 +59,7 @@ def test_cli_json_validates_and_reports_errors(tmp_path: Path) -> None:
 def test_demangle() -> None:
     import shutil
 
-    from cudafit.report.scan import demangle
+    from cudafit.binary.kernels import demangle
 
     got = demangle(["_Z7add_onePfi", "plain_c_kernel"])
     if shutil.which("c++filt"):
