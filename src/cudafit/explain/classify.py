@@ -11,7 +11,7 @@ of any ``invalid device function`` around it.  ``unknown`` is returned alone whe
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -123,58 +123,102 @@ def _distinct_ccs(facts: Facts) -> set[str]:
     return {g["compute_capability"] for g in facts.get("gpus", [])}
 
 
+@dataclass
+class _Scoring:
+    """The categories' scores (and quoted lines) while the precedence rules adjust them, with what they read."""
+
+    scores: dict[str, tuple[float, list[str]]]
+    matches: dict[str, _Match]
+    facts: Facts
+    body: str
+
+    def bump(self, cat_id: str, delta: float) -> None:
+        if cat_id in self.scores:
+            self.scores[cat_id] = (self.scores[cat_id][0] + delta, self.scores[cat_id][1])
+
+
+def _arch_specific_beside_missing_image(s: _Scoring) -> None:
+    """An 'a'/'f' arch alone is not a failure; beside "no kernel image" it is the sharper diagnosis."""
+    if "arch-specific-mismatch" not in s.scores:
+        return
+    if "no-kernel-image" in s.scores or "mixed-gpu" in s.scores:
+        s.bump("arch-specific-mismatch", s.scores.get("no-kernel-image", (2.0, []))[0])
+    elif s.matches["arch-specific-mismatch"].strongest < 2.5:  # only arch names, no failure of their own
+        del s.scores["arch-specific-mismatch"]
+
+
+def _range_check_refusal(s: _Scoring) -> None:
+    """ "FATAL: kernel K is for smA-smB, but was built for smC": with C below the range the driver JIT-compiled
+    lower-arch PTX; with C above it the kernel was compiled for this GPU and its own range check refused it,
+    i.e. the library dispatched a kernel not meant for this GPU (a guard/dispatch problem)."""
+    if "ptx-jit-lower-arch" not in s.scores:
+        return
+    rng, built = s.facts.get("arch_range"), s.facts.get("built_for")
+    if rng and built and arch_number(built) > arch_number(rng[1]):
+        score, lines = s.scores.pop("ptx-jit-lower-arch")
+        old = s.scores.get("capability-guard", (0.0, []))
+        s.scores["capability-guard"] = (max(score, old[0]) + 1.0, lines + old[1])
+    else:
+        s.bump("ptx-jit-lower-arch", 1.0)  # it explains an "invalid device function" next to it
+
+
+def _guard_naming_an_arch(s: _Scoring) -> None:
+    """A guard's message carrying "sm75" is not an arch-specific failure."""
+    if "capability-guard" in s.scores and "arch-specific-mismatch" in s.scores and "no-kernel-image" not in s.scores:
+        del s.scores["arch-specific-mismatch"]
+
+
+def _offline_or_driver_jit(s: _Scoring) -> None:
+    """ptxas' "Unsupported .version" is an offline compiler too old for the PTX, not the driver -- unless the
+    message came out of the driver's own JIT (numba's cuLinkAddData, cuModuleLoadData): then it is the driver."""
+    if "jit-toolchain-too-old" in s.scores and "ptx_isa" in s.facts:
+        if re.search(DRIVER_JIT, s.body, re.I):
+            s.bump("jit-toolchain-too-old", -2.0)
+        else:
+            s.bump("ptx-too-new-for-driver", -1.0)
+
+
+def _build_dropped_the_arch(s: _Scoring) -> None:
+    """A build-time "nvcc fatal: Unsupported gpu architecture" followed by a run-time "no kernel image": the
+    build was made to pass by dropping the GPU's arch, and the run is what fails now."""
+    if (
+        "no-kernel-image" in s.scores
+        and "jit-toolchain-too-old" in s.scores
+        and s.matches["no-kernel-image"].strongest >= 3  # the run-time error itself, not a weak hint
+        and s.matches["no-kernel-image"].last > s.matches["jit-toolchain-too-old"].last
+    ):
+        s.scores["no-kernel-image"] = (s.scores["jit-toolchain-too-old"][0] + 0.5, s.scores["no-kernel-image"][1])
+
+
+def _mixed_host(s: _Scoring) -> None:
+    """Code missing for one GPU of a log that names GPUs of two compute capabilities: the mixed host is the cause."""
+    missing = [cid for cid in ("no-kernel-image", "mixed-gpu") if cid in s.scores]
+    if missing and len(_distinct_ccs(s.facts)) > 1:
+        best = max(s.scores[cid][0] for cid in missing)
+        s.scores["mixed-gpu"] = (best + 0.5, [line for cid in missing for line in s.scores[cid][1]])
+
+
+# The precedence rules, applied in this order after the patterns' weights are summed: each picks the root
+# cause where several categories match one log.
+_PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
+    _arch_specific_beside_missing_image,
+    _range_check_refusal,
+    _guard_naming_an_arch,
+    _offline_or_driver_jit,
+    _build_dropped_the_arch,
+    _mixed_host,
+)
+
+
 def classify(text: str) -> list[Finding]:
     """Findings for ``text``, most likely first; a single ``unknown`` finding when none fits."""
     body = clean(text)
     facts = extract_facts(body)
     matches = {cat.id: m for cat in CATEGORIES if (m := _score(cat, body)) is not None}
     scores: dict[str, tuple[float, list[str]]] = {cid: (m.score, list(m.lines)) for cid, m in matches.items()}
-
-    def bump(cat_id: str, delta: float) -> None:
-        if cat_id in scores:
-            scores[cat_id] = (scores[cat_id][0] + delta, scores[cat_id][1])
-
-    # An 'a'/'f' arch alone is not a failure; beside "no kernel image" it is the sharper diagnosis.
-    if "arch-specific-mismatch" in scores:
-        if "no-kernel-image" in scores or "mixed-gpu" in scores:
-            bump("arch-specific-mismatch", scores.get("no-kernel-image", (2.0, []))[0])
-        elif matches["arch-specific-mismatch"].strongest < 2.5:  # only arch names, no failure of their own
-            del scores["arch-specific-mismatch"]
-    # "FATAL: kernel K is for smA-smB, but was built for smC": with C below the range the driver JIT-compiled
-    # lower-arch PTX; with C above it the kernel was compiled for this GPU and its own range check refused it,
-    # i.e. the library dispatched a kernel not meant for this GPU (a guard/dispatch problem).
-    if "ptx-jit-lower-arch" in scores:
-        rng, built = facts.get("arch_range"), facts.get("built_for")
-        if rng and built and arch_number(built) > arch_number(rng[1]):
-            score, lines = scores.pop("ptx-jit-lower-arch")
-            old = scores.get("capability-guard", (0.0, []))
-            scores["capability-guard"] = (max(score, old[0]) + 1.0, lines + old[1])
-        else:
-            bump("ptx-jit-lower-arch", 1.0)  # it explains an "invalid device function" next to it
-    # A guard's message carrying "sm75" is not an arch-specific failure.
-    if "capability-guard" in scores and "arch-specific-mismatch" in scores and "no-kernel-image" not in scores:
-        del scores["arch-specific-mismatch"]
-    # ptxas' "Unsupported .version" is an offline compiler too old for the PTX, not the driver -- unless the
-    # message came out of the driver's own JIT (numba's cuLinkAddData, cuModuleLoadData): then it is the driver.
-    if "jit-toolchain-too-old" in scores and "ptx_isa" in facts:
-        if re.search(DRIVER_JIT, body, re.I):
-            bump("jit-toolchain-too-old", -2.0)
-        else:
-            bump("ptx-too-new-for-driver", -1.0)
-    # A build-time "nvcc fatal: Unsupported gpu architecture" followed by a run-time "no kernel image": the
-    # build was made to pass by dropping the GPU's arch, and the run is what fails now.
-    if (
-        "no-kernel-image" in scores
-        and "jit-toolchain-too-old" in scores
-        and matches["no-kernel-image"].strongest >= 3  # the run-time error itself, not a weak hint
-        and matches["no-kernel-image"].last > matches["jit-toolchain-too-old"].last
-    ):
-        scores["no-kernel-image"] = (scores["jit-toolchain-too-old"][0] + 0.5, scores["no-kernel-image"][1])
-    # Code missing for one GPU of a log that names GPUs of two compute capabilities: the mixed host is the cause.
-    missing = [cid for cid in ("no-kernel-image", "mixed-gpu") if cid in scores]
-    if missing and len(_distinct_ccs(facts)) > 1:
-        best = max(scores[cid][0] for cid in missing)
-        scores["mixed-gpu"] = (best + 0.5, [line for cid in missing for line in scores[cid][1]])
+    scoring = _Scoring(scores, matches, facts, body)
+    for rule in _PRECEDENCE:
+        rule(scoring)
 
     by_id = {c.id: c for c in CATEGORIES}
     sources = {cid: m.sources for cid, m in matches.items()}
