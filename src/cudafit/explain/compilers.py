@@ -52,10 +52,11 @@ def iter_environment_compilers(sites: Sequence[str], environ: Mapping[str, str])
                 break
 
 
-def _target_cc(f: Finding, gpus: Sequence[Gpu]) -> ComputeCapability | None:
-    target = f.evidence.get("unsupported_target")
-    if target:
-        m = re.search(r"(\d{2,3})", str(target))
+def _wanted_cc(f: Finding, gpus: Sequence[Gpu]) -> ComputeCapability | None:
+    """The compute capability the compiler was asked for: the arch the message names, else the first GPU's."""
+    arch = f.evidence.get("unsupported_target")
+    if arch:
+        m = re.search(r"(\d{2,3})", arch)
         if m:
             return ComputeCapability.from_arch_number(int(m.group(1)))
     return gpus[0].compute_capability if gpus else None
@@ -89,7 +90,7 @@ def ground_compilers(
     local = tuple(iter_local_ptxas(environ)) if compilers else ()
     out = []
     for f in findings:
-        cc = _target_cc(f, gpus)
+        cc = _wanted_cc(f, gpus)
         lines = lines_of(f.evidence)
         jit_context = f.category == "jit-toolchain-too-old" or bool(_JIT_WORDS.search(lines))
         if f.category not in wanted or cc is None or not jit_context:

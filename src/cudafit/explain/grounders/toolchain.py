@@ -178,14 +178,14 @@ def ground_ptx_too_new(g: Ground) -> Grounded:
     return out
 
 
-def _first_toolkit(target: str | None, isa: str | None) -> CudaVersion | None:
-    """The first CUDA toolkit that targets ``target`` (``sm_120``, ``compute_100f``), else that emits PTX ISA
+def _first_toolkit(arch: str | None, isa: str | None) -> CudaVersion | None:
+    """The first CUDA toolkit that targets ``arch`` (``sm_120``, ``compute_100f``), else that emits PTX ISA
     ``isa``."""
     from cudafit.model import parse_ptx_isa_version
     from cudafit.rules import tables
 
-    if target:
-        want = target.replace("compute_", "sm_")
+    if arch:
+        want = arch.replace("compute_", "sm_")
         for cuda, targets in sorted(tables.load_tables().targets.items()):
             if want in {str(t) for t in targets}:
                 return cuda
@@ -199,14 +199,14 @@ def ground_jit_toolchain(g: Ground) -> Grounded:
     """A compiler used at run time (Triton's ptxas, a JIT library's nvcc) that predates the GPU or the PTX."""
     ev = g.ev
     out = default(g)
-    target = ev.get("unsupported_target")
+    arch = ev.get("unsupported_target")
     ptx_isa = ev.get("ptx_isa")
     isa = ptx_isa["needed"] if ptx_isa else None
-    first = _first_toolkit(target, isa)
-    what = target or (f"PTX ISA {isa}" if isa else "this GPU's arch")
+    first = _first_toolkit(arch, isa)
+    what = arch or (f"PTX ISA {isa}" if isa else "this GPU's arch")
     must = (
-        f"its nvcc --list-gpu-code must list {target.replace('compute_', 'sm_').rstrip('af')}"
-        if target
+        f"its nvcc --list-gpu-code must list {arch.replace('compute_', 'sm_').rstrip('af')}"
+        if arch
         else ("its ptxas --version must be that release or newer")
     )
     if first:
