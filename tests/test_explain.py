@@ -211,3 +211,38 @@ def test_facts_sizes_driver_ptx_and_packages() -> None:
     assert extract_facts("FlashInfer requires sm75+")["required_minimum"] == "7.5"
     assert extract_facts("at AOTIModelContainerRunnerCpu::run")["aoti_runner"] == "cpu"
     assert extract_facts("nothing here") == {}
+
+
+def test_every_fact_and_evidence_key_is_declared_and_documented() -> None:
+    """The typed evidence is the one list of keys: what the extractors and classify produce is declared in
+    :class:`~cudafit.explain.evidence.Evidence` (so grounders read it typed) and named in the JSON schema."""
+    import json
+    import typing
+    from pathlib import Path
+
+    from cudafit.explain.evidence import Evidence, Facts
+    from explain_corpus import load
+
+    declared = set(typing.get_type_hints(Evidence))
+    schema = json.loads((Path(__file__).parent.parent / "src/cudafit/schema/explain.json").read_text())
+    evidence_schema = schema["properties"]["findings"]["items"]["properties"]["evidence"]
+    documented = set(evidence_schema["properties"]) | {
+        k.strip(" ()") for k in evidence_schema["description"].replace(":", ",").split(",")
+    }
+    seen: set[str] = set()
+    for rec in load():
+        seen |= set(extract_facts(rec["text"]))
+        for f in classify(rec["text"]):
+            seen |= set(f.evidence)
+    assert seen <= declared, sorted(seen - declared)
+    assert set(typing.get_type_hints(Facts)) <= declared
+    assert len(seen) >= 25  # grounding adds the rest (kernel matches, a mixed host, the run-time compiler)
+    # runtime_compiler (explain/compilers.py) is a cudafit.rules.compilers judgement, described by that schema.
+    assert declared - documented == {"runtime_compiler"}
+
+
+def test_every_grounder_grounds_a_catalogue_category() -> None:
+    from cudafit.explain.grounders import GROUNDERS
+
+    assert set(GROUNDERS) <= {c.id for c in CATEGORIES}
+    assert len(GROUNDERS) >= 12
