@@ -295,11 +295,11 @@ def run_config(data: bytes) -> None:
 def run_explain(data: bytes) -> None:
     """A log or error message given to ``cudafit explain`` (grounded on two GPUs and a driver)."""
     from cudafit.explain import Context, explain_text
-    from cudafit.model import ComputeCapability, DriverVersion
+    from cudafit.model import ComputeCapability, DriverVersion, Gpu
 
     text = data.decode("utf-8", "replace")
     ctx = Context(
-        gpus=(("RTX 2080", ComputeCapability(7, 5)), ("RTX 3090", ComputeCapability(8, 6))),
+        gpus=(Gpu("RTX 2080", ComputeCapability(7, 5)), Gpu("RTX 3090", ComputeCapability(8, 6))),
         driver=DriverVersion((535, 104, 5)),
     )
     for finding in explain_text(text, ctx):
