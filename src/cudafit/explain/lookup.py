@@ -14,10 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from cudafit.explain.classify import Finding, classify
-from cudafit.explain.context import Context, KernelGap, normalise_package
+from cudafit.explain.context import GAP_STATUSES, Context, KernelGap, normalise_package
 from cudafit.explain.ground import ground
 from cudafit.model import Gpu
-from cudafit.rules.status import Status
 from cudafit.targets.interface import ScanItem
 
 __all__ = ["Lookup", "archs_of", "explain_here", "kernel_gaps", "package_archs", "scan_named"]
@@ -92,34 +91,35 @@ def package_archs(packages: Sequence[str], sites: Sequence[str] | None = None) -
 
 
 def kernel_gaps(items: Sequence[ScanItem], gpus: Sequence[Gpu]) -> list[KernelGap]:
-    """Every module of ``items`` without code for the GPUs, with its kernels (demangled where c++filt is)."""
+    """Every module of ``items`` without code for the GPUs, with its kernels (demangled where c++filt is): per
+    package and GPU, in :data:`~cudafit.explain.context.GAP_STATUSES` order (the ``without_code`` rows of
+    ``check --kernels --json``)."""
     from cudafit.analysis import analyze
     from cudafit.binary.kernels import demangle
-    from cudafit.report.check import iter_modules_without_code
     from cudafit.targets.cache import scan_cache
 
     with scan_cache():  # kernel names are read through (and remembered in) the scan cache
         analysis = analyze(items, list(gpus), include_coverage=False, kernels=True)
-    rows = [
-        (p, gpus[i], row)
-        for p in analysis.packages
-        for i, v in enumerate(p.verdicts)
-        for row in iter_modules_without_code(v)
-        if row["kernels"]
-    ]
-    names = demangle([k for _p, _g, r in rows for k in r["kernels"]])
+    rank = {s: i for i, s in enumerate(GAP_STATUSES)}
+    found = []
+    for p in analysis.packages:
+        for i, v in enumerate(p.verdicts):
+            modules = [(fv, m) for fv in v.files for m in fv.modules if m.status in rank and m.index >= 0]
+            modules.sort(key=lambda fm: rank[fm[1].status])
+            found += [(p.name, gpus[i], fv.path, m) for fv, m in modules if m.kernels]
+    names = demangle([k for *_where, m in found for k in m.kernels])
     return [
         KernelGap(
-            package=p.name,
-            path=row["path"],
-            module=row["module"],
-            compute_capability=g.compute_capability,
-            status=Status(row["status"]),
-            reason=row["reason"],
-            archs=tuple(row["sass"] + row["ptx"]),
-            kernels=tuple(names.get(k, k) for k in row["kernels"]),
+            package=package,
+            path=m.path or path,
+            module=m.index,
+            compute_capability=gpu.compute_capability,
+            status=m.status,
+            reason=m.reasons[0].code if m.reasons else "",
+            archs=(*m.sass, *m.ptx),
+            kernels=tuple(names.get(k, k) for k in m.kernels),
         )
-        for p, g, row in rows
+        for package, gpu, path, m in found
     ]
 
 

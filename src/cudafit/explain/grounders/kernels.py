@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 from cudafit.explain.catalogue import PYTORCH_INDEX
-from cudafit.explain.context import KernelGap, normalise_package
+from cudafit.explain.context import GAP_STATUSES, KernelGap, normalise_package
 from cudafit.explain.evidence import Evidence, KernelMatch
 from cudafit.explain.grounders.base import (
     Ground,
@@ -33,9 +33,6 @@ _TURING = ComputeCapability(7, 5)
 # Distributions only NVIDIA or the framework's maintainers can rebuild: never suggest a source build.
 _BINARY_ONLY = frozenset({"torch", "triton", "pytorch_triton", "tensorrt", "jax", "jaxlib", "cupy"})
 _GENERIC_NAMES = frozenset({"kernel", "kernels", "forward", "backward", "launch", "device", "global", "cuda"})
-# The likeliest culprit first: a hole (the build skips the GPU), then code the library builds only for other
-# GPUs, then a/f code gated to other GPUs.  Roles are not package statuses, so rules.status has no order for them.
-_CULPRIT_ORDER: tuple[Status, ...] = (Status.FAILS, Status.SPECIALISED, Status.GATED)
 
 
 def _name_key(name: str) -> str:
@@ -79,7 +76,7 @@ def match_kernel_gaps(names: Sequence[str], gaps: Sequence[KernelGap]) -> list[t
         hit = [k for k in gap.kernels if in_library or any(key in _name_key(k) for key in keys)]
         if hit:
             out.append((gap, hit))
-    rank = {s: i for i, s in enumerate(_CULPRIT_ORDER)}
+    rank = {s: i for i, s in enumerate(GAP_STATUSES)}
     out.sort(key=lambda gh: rank.get(gh[0].status, len(rank)))
     return out
 
