@@ -54,6 +54,10 @@ TOOLCHAIN_TOO_OLD = [
     "RuntimeError: Triton only support CUDA 10.0 or higher, but got CUDA version: 9.2",
     # a toolkit ptxas older than the PTX it is given (ptxas 13.0, run here)
     "ptxas f.ptx, line 1; fatal   : Unsupported .version 9.9; current version is '9.0'",
+    "ptxas t.ptx, line 2; fatal   : Unsupported .target 'sm_150'\nptxas fatal   : Ptx assembly aborted due to errors",
+    # LLVM's NVPTX backend (llvm/lib/MC/MCSubtargetInfo.cpp) and clang's CUDA driver older than the GPU
+    "'sm_120' is not a recognized processor for this target (ignoring processor)",
+    "clang: error: unsupported CUDA gpu architecture: sm_120",
 ]
 
 
@@ -75,6 +79,19 @@ def test_unsupported_ptx_version_from_the_driver_is_the_driver() -> None:
     assert classify(text)[0].category == "ptx-too-new-for-driver"
     text = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION: ptxas application ptx input, line 9; fatal : Unsupported .version 9.0"
     assert classify(text)[0].category == "ptx-too-new-for-driver"
+    text = (
+        "cuModuleLoadData: a PTX JIT compilation failed\n"
+        "ptxas application ptx input, line 2; fatal : Unsupported .target 'sm_120'"
+    )
+    assert classify(text)[0].category == "ptx-too-new-for-driver"
+
+
+def test_driver_jit_of_arch_specific_ptx_is_arch_specific() -> None:
+    # PTX ISA: PTX for an 'a' target cannot run on other devices, so the driver cannot JIT it for this GPU
+    text = (
+        "kernel.ptx (.target sm_90a): cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_PTX: a PTX JIT compilation failed"
+    )
+    assert classify(text)[0].category == "arch-specific-mismatch"
 
 
 # PyTorch's device checks, by the file that raises each
