@@ -146,3 +146,13 @@ WRONG_BUILD = [
 @pytest.mark.parametrize("text", WRONG_BUILD)
 def test_onnxruntime_without_its_cuda_provider(text: str) -> None:
     assert classify(text)[0].category == "wrong-framework-build"
+
+
+def test_unbalanced_data_parallel_host_missing_code_is_mixed() -> None:
+    # torch/nn/parallel/data_parallel.py _check_balance, then the failure on one of the GPUs
+    text = (
+        "UserWarning: There is an imbalance between your GPUs. You may want to exclude GPU 1 which\n"
+        "has less than 75% of the memory or cores of GPU 0.\n"
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    )
+    assert classify(text)[0].category == "mixed-gpu"

@@ -339,6 +339,14 @@ CATEGORIES: tuple[Category, ...] = (
         (
             _p(r"invalid device function|cudaErrorInvalidDeviceFunction|\berror(?: code)?[ :=]*98\b", 2, CUDART),
             _p(r"CUDA_VISIBLE_DEVICES|CUDA_DEVICE_ORDER", 0.5, CUDART),
+            # DataParallel's _check_balance warns when the GPUs differ ("There is an imbalance between your GPUs. You
+            # may want to exclude GPU 1 ..."): code missing on such a host is missing for one of its models.
+            _p(
+                r"There is an imbalance between your GPUs[\s\S]{0,3000}"
+                r"(?:no kernel image is available|invalid device function|cudaErrorNoKernelImageForDevice)",
+                4,
+                TORCH_DATA_PARALLEL,
+            ),
             # A TensorRT engine is specific to the GPU model it was built on.
             _p(r"engine plan file is generated on an incompatible device", 3.5, TRT),
         ),
