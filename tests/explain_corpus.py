@@ -79,5 +79,11 @@ def parts(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     }
 
 
+def batches(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """The held-out batches by name (``batch``): each was gathered at one point of the classifier's history."""
+    names = sorted({r["batch"] for r in records if r.get("held_out") and r.get("batch")})
+    return {name: [r for r in records if r.get("held_out") and r.get("batch") == name] for name in names}
+
+
 def scores() -> dict[str, Score]:
     return {part: score(recs) for part, recs in parts(load()).items()}

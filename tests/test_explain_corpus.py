@@ -21,6 +21,7 @@ from explain_corpus import (
     HELD_OUT,
     HELD_OUT_BATCH,
     HELD_OUT_HASH,
+    batches,
     by_category,
     load,
     part_of,
@@ -75,8 +76,9 @@ def test_held_out_batch_is_held_out_whatever_its_url_hashes_to() -> None:
         assert sum(1 for r in batch if r["label"] == label) >= 6, label
 
 
-# Measured (README of the corpus): dev 197/201 (98.0%), held-out 89/94 (94.7%).
-@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.97), (HELD_OUT, 0.94)])
+# Measured (README of the corpus): dev 197/201 (98.0%); held-out 191/207 (92.3%): the URL third 90/94, the batch
+# gathered before the catalogue changes 75/80, the batch gathered after them 26/33.
+@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.97), (HELD_OUT, 0.92)])
 def test_accuracy(part: str, floor: float) -> None:
     result = score(parts(RECORDS)[part])
     print(f"\nexplain corpus, {part}: {result}")
@@ -92,6 +94,10 @@ def test_held_out_batches_are_scored_apart() -> None:
     assert len(every[HELD_OUT]) == len(every[HELD_OUT_HASH]) + len(every[HELD_OUT_BATCH])
     for name in (HELD_OUT_HASH, HELD_OUT_BATCH):
         print(f"\nexplain corpus, {name}: {score(every[name])}")
+    named = batches(RECORDS)
+    assert sum(len(b) for b in named.values()) == len(every[HELD_OUT_BATCH]), "every held_out record names its batch"
+    for name, recs in named.items():
+        print(f"explain corpus, held-out batch {name}: {score(recs)}")
 
 
 def test_every_record_explains_to_valid_json() -> None:
