@@ -221,33 +221,38 @@ CATEGORIES: tuple[Category, ...] = (
     ),
     # PG13 §5.1.2.1-5.1.2.2 (https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/
     # compute-capabilities.html): 'a' code runs on exactly one CC, 'f' code on its family (Table 28).
+    # Arch numbers are matched as [1-9]\d{1,2} (10-999): "sm_00a" names no compute capability.
     Category(
         "arch-specific-mismatch",
         "code built only for an arch-specific (a) or family (f) target",
         (
-            _p(r"(?<![A-Za-z0-9])(?:sm|compute)_?\d{2,3}a(?![A-Za-z0-9])", 1.5, PG_ARCH),
-            _p(r"(?<![A-Za-z0-9])(?:sm|compute)_?\d{3}f(?![A-Za-z0-9])", 1.0, PG_ARCH),
+            _p(r"(?<![A-Za-z0-9])(?:sm|compute)_?[1-9]\d{1,2}a(?![A-Za-z0-9])", 1.5, PG_ARCH),
+            _p(r"(?<![A-Za-z0-9])(?:sm|compute)_?[1-9]\d{2}f(?![A-Za-z0-9])", 1.0, PG_ARCH),
             _p(r"this kernel only supports sm_?\d+|only supports? sm_?\d{2,3}a?(?![A-Za-z0-9])", 2.5, PG_ARCH),
             # CUTLASS aborts when an 'a'-only instruction (wgmma, tcgen05) was compiled without its 'a' target.
             _p(r"Arch conditional MMA instruction used without targeting", 4, CUTLASS_KERNEL),
-            _p(r"without CUTE_ARCH_\w+_ENABLED|CUTLASS_ARCH_MMA_SM\d+A?_ENABLED", 4, CUTLASS_GMMA),
+            _p(r"without CUTE_ARCH_(?!\w*SM0)\w+_ENABLED|CUTLASS_ARCH_MMA_SM[1-9]\d{1,2}A?_ENABLED", 4, CUTLASS_GMMA),
             # ptxas compiling 'a'-only instructions for the plain target: "Instruction 'wgmma.fence' not supported on
             # .target 'sm_90'", "Feature 'setmaxnreg' requires .target sm_90a or higher".
-            _p(r"Instruction '[^'\n]+' not supported on \.target '?sm_\d+[af]?'?", 3, NVCC),
-            _p(r"Feature '[^'\n]+' requires \.target sm_\d+a\b", 3, NVCC),
+            _p(r"Instruction '[^'\n]+' not supported on \.target '?sm_[1-9]\d{1,2}[af]?'?", 3, NVCC),
+            _p(r"Feature '[^'\n]+' requires \.target sm_[1-9]\d{1,2}a\b", 3, NVCC),
             # ptxas 13.0's other target rejections (run here: PTX using wgmma/setmaxnreg/block-scaled mma
             # assembled for other targets): "Feature '.kind::mxf4' not supported on .target 'sm_120'",
             # "Instruction 'wgmma.fence' cannot be compiled for architecture 'sm_120'", and for PTX written for an
             # 'a' target: "PTX with .target 'sm_90a' cannot be compiled for architecture 'sm_90'".
-            _p(r"Feature '[^'\n]+' not supported on \.target '?sm_\d+[af]?'?", 3, NVCC),
-            _p(r"Instruction '[^'\n]+' cannot be compiled for architecture '?(?:sm|compute)_\d+[af]?'?", 3, NVCC),
-            _p(r"PTX with \.target '?sm_\d+[af]'? cannot be compiled for architecture", 4, NVCC),
+            _p(r"Feature '[^'\n]+' not supported on \.target '?sm_[1-9]\d{1,2}[af]?'?", 3, NVCC),
+            _p(
+                r"Instruction '[^'\n]+' cannot be compiled for architecture '?(?:sm|compute)_[1-9]\d{1,2}[af]?'?",
+                3,
+                NVCC,
+            ),
+            _p(r"PTX with \.target '?sm_[1-9]\d{1,2}[af]'? cannot be compiled for architecture", 4, NVCC),
             # PTX ISA: PTX for an 'a' target "cannot be run on later generation devices": the driver's JIT of it
             # fails on any other GPU (CUDA_ERROR_INVALID_PTX, "a PTX JIT compilation failed").
             _p(
                 r"(?:a PTX JIT compilation failed|CUDA_ERROR_INVALID_PTX|cudaErrorInvalidPtx)[\s\S]{0,600}"
-                r"(?<![A-Za-z0-9])(?:sm|compute)_\d{2,3}a(?![A-Za-z0-9])|"
-                r"(?<![A-Za-z0-9])(?:sm|compute)_\d{2,3}a(?![A-Za-z0-9])[\s\S]{0,600}"
+                r"(?<![A-Za-z0-9])(?:sm|compute)_[1-9]\d{1,2}a(?![A-Za-z0-9])|"
+                r"(?<![A-Za-z0-9])(?:sm|compute)_[1-9]\d{1,2}a(?![A-Za-z0-9])[\s\S]{0,600}"
                 r"(?:a PTX JIT compilation failed|CUDA_ERROR_INVALID_PTX|cudaErrorInvalidPtx)",
                 3,
                 PTX_ISA,
