@@ -107,7 +107,7 @@ def kernel_gaps(items: Sequence[ScanItem], gpus: Sequence[Gpu]) -> list[KernelGa
             modules = [(fv, m) for fv in v.files for m in fv.modules if m.status in rank and m.index >= 0]
             modules.sort(key=lambda fm: rank[fm[1].status])
             found += [(p.name, gpus[i], fv.path, m) for fv, m in modules if m.kernels]
-    names = demangle([k for *_where, m in found for k in m.kernels])
+    names = demangle([k for *_where, m in found for k in m.kernels or ()])
     return [
         KernelGap(
             package=package,
@@ -117,7 +117,7 @@ def kernel_gaps(items: Sequence[ScanItem], gpus: Sequence[Gpu]) -> list[KernelGa
             status=m.status,
             reason=m.reasons[0].code if m.reasons else "",
             archs=(*m.sass, *m.ptx),
-            kernels=tuple(names.get(k, k) for k in m.kernels),
+            kernels=tuple(names.get(k, k) for k in m.kernels or ()),
         )
         for package, gpu, path, m in found
     ]
