@@ -33,6 +33,7 @@ __all__ = [
     "CudaVersion",
     "DriverVersion",
     "Gpu",
+    "JsonDict",
     "PtxIsaVersion",
     "PtxTarget",
     "SmArch",
@@ -58,6 +59,9 @@ class ArchVariant(str, enum.Enum):
     FAMILY = "f"
 
 
+#: A JSON document as the ``to_dict`` methods build it (its shape is the versioned schema's, not a type's).
+JsonDict = dict[str, Any]
+
 _ARCH_RE = re.compile(r"\A(?:(sm|compute|lto)_?)?([0-9]{2,3})([af]?)\Z")
 
 
@@ -73,7 +77,7 @@ class Gpu:
     compute_capability: ComputeCapability
     index: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """JSON form."""
         return {"name": self.name, "compute_capability": str(self.compute_capability), "index": self.index}
 
@@ -166,11 +170,6 @@ class CudaVersion:
 
     def __str__(self) -> str:
         return f"{self.major}.{self.minor}" + (f".{self.patch}" if self.patch else "")
-
-    @property
-    def as_int(self) -> int:
-        """The ``cudaDriverGetVersion`` form: 1000*major + 10*minor (12.8 -> 12080)."""
-        return self.major * 1000 + self.minor * 10
 
 
 def parse_cuda_version(text: str | int) -> CudaVersion:
