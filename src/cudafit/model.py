@@ -22,7 +22,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from cudafit._values import ComputeCapability, parse_compute_capability
 from cudafit.errors import ValueParseError
@@ -83,35 +83,36 @@ class Gpu:
 
 
 @dataclass(frozen=True, order=True)
-class SmArch:
-    """A real (SASS) target such as ``sm_90a``: the arch number plus its variant."""
+class _CompilationTarget:
+    """An arch number plus its variant, spelled ``{prefix}_{number}{variant}`` (nvcc's ``-arch``/``-code``)."""
+
+    _prefix: ClassVar[str] = ""
 
     number: int
     variant: ArchVariant = ArchVariant.NONE
 
     def __str__(self) -> str:
-        return f"sm_{self.number}{self.variant.value}"
+        return f"{self._prefix}_{self.number}{self.variant.value}"
 
     @property
     def compute_capability(self) -> ComputeCapability:
-        """The compute capability the target was compiled for."""
+        """The compute capability the target names: what SASS was compiled for, the lowest PTX may be
+        JIT-compiled for."""
         return ComputeCapability.from_arch_number(self.number)
 
 
 @dataclass(frozen=True, order=True)
-class PtxTarget:
+class SmArch(_CompilationTarget):
+    """A real (SASS) target such as ``sm_90a``: the arch number plus its variant."""
+
+    _prefix: ClassVar[str] = "sm"
+
+
+@dataclass(frozen=True, order=True)
+class PtxTarget(_CompilationTarget):
     """A virtual (PTX) target such as ``compute_100f``."""
 
-    number: int
-    variant: ArchVariant = ArchVariant.NONE
-
-    def __str__(self) -> str:
-        return f"compute_{self.number}{self.variant.value}"
-
-    @property
-    def compute_capability(self) -> ComputeCapability:
-        """The lowest compute capability the PTX may be JIT-compiled for."""
-        return ComputeCapability.from_arch_number(self.number)
+    _prefix: ClassVar[str] = "compute"
 
 
 def _parse_arch(text: str, prefix: str) -> tuple[int, ArchVariant]:

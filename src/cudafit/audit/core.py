@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from cudafit.audit.spec import Requirement
 from cudafit.binary.facts import BinaryFacts, EntryKind, Module
@@ -53,6 +53,13 @@ __all__ = [
 ]
 
 
+#: What a gap is (:class:`Gap`); the JSON ``kind`` and the SARIF rule of a finding.
+GapKind = Literal["hole", "jit-only", "no-ptx", "specialised", "gated", "no-code", "no-device-code"]
+#: A check's, a member's, a target's or the audit's outcome (``allowed``: passes by the policy's allowances;
+#: ``error``: could not be read, nothing failed).
+Outcome = Literal["pass", "allowed", "fail", "error"]
+
+
 @dataclass(frozen=True)
 class Policy:
     """What an artifact must cover, and which module roles may lack code."""
@@ -74,7 +81,7 @@ class Gap:
     ``no-code`` (no file of a pool serves it), ``no-device-code`` (the member has none at all).
     """
 
-    kind: str
+    kind: GapKind
     cc: ComputeCapability
     modules: int
     archs: str
@@ -93,7 +100,7 @@ class Check:
     gaps: tuple[Gap, ...]
 
     @property
-    def status(self) -> str:
+    def status(self) -> Outcome:
         """``fail`` when a gap is not allowed; ``allowed`` when every gap is; else ``pass``."""
         if any(not g.allowed for g in self.gaps):
             return "fail"
@@ -105,7 +112,7 @@ class MemberResult:
     """One file (or wheel member), or one pool of library-loaded files, and its checks."""
 
     path: str
-    kind: str  # "file" | "pool"
+    kind: Literal["file", "pool"]
     files: int
     modules: int
     sass: tuple[str, ...]
@@ -114,7 +121,7 @@ class MemberResult:
     error: str | None = None
 
     @property
-    def status(self) -> str:
+    def status(self) -> Outcome:
         """``fail``, ``error`` (unreadable, nothing failed), ``pass``."""
         if any(c.status == "fail" for c in self.checks):
             return "fail"
@@ -147,7 +154,7 @@ class TargetResult:
     notes: tuple[str, ...] = ()
 
     @property
-    def status(self) -> str:
+    def status(self) -> Outcome:
         """``fail`` when a member fails; ``error`` when one could not be read (or there is none); else ``pass``."""
         return _overall(m.status for m in self.members)
 
@@ -161,7 +168,7 @@ class AuditResult:
     notes: tuple[str, ...] = field(default=())
 
     @property
-    def status(self) -> str:
+    def status(self) -> Outcome:
         """``fail`` beats ``error`` beats ``pass`` (no target at all: ``error``)."""
         return _overall(t.status for t in self.targets)
 
@@ -174,7 +181,7 @@ class AuditResult:
 # -- helpers -------------------------------------------------------------------------------------
 
 
-def _overall(statuses: Iterable[str]) -> str:
+def _overall(statuses: Iterable[Outcome]) -> Outcome:
     """``fail`` beats ``error`` beats ``pass``; nothing at all is ``error`` (nothing was analysed)."""
     found = set(statuses)
     if "fail" in found:
@@ -218,15 +225,15 @@ class _Groups:
     """Gaps of one check, grouped by (kind, cc, archs, reason)."""
 
     def __init__(self) -> None:
-        self.groups: dict[tuple[str, ComputeCapability, str, str], _Row] = {}
+        self.groups: dict[tuple[GapKind, ComputeCapability, str, str], _Row] = {}
 
-    def add(self, kind: str, cc: ComputeCapability, archs: str, reason: str, kernels: Sequence[str] = ()) -> None:
+    def add(self, kind: GapKind, cc: ComputeCapability, archs: str, reason: str, kernels: Sequence[str] = ()) -> None:
         g = self.groups.setdefault((kind, cc, archs, reason), _Row())
         g.modules += 1
         if kernels and len(g.kernels) < 20:
             g.kernels.extend(k for k in kernels if k not in g.kernels)
 
-    def set(self, kind: str, cc: ComputeCapability, archs: str, reason: str, modules: int) -> None:
+    def set(self, kind: GapKind, cc: ComputeCapability, archs: str, reason: str, modules: int) -> None:
         """One group of ``modules`` at once (a pool's files)."""
         self.groups[(kind, cc, archs, reason)] = _Row(modules)
 
@@ -303,7 +310,7 @@ class _FileAudit:
                 continue
             if st in (Status.SPECIALISED, Status.GATED):
                 reason = d.reason.code if d is not None else "built-only-for-other-gpus"
-                kind = "hole" if st is Status.GATED and not serving else st.value
+                kind: GapKind = "specialised" if st is Status.SPECIALISED else "gated" if serving else "hole"
                 groups.add(kind, cc, archs, reason, kernels)
             elif req.kind == "sass":
                 if st is Status.JIT and not allow_jit:
@@ -359,7 +366,7 @@ def _audit_pool(key: str, files: Sequence[BinaryFacts], policy: Policy) -> Membe
             found = {decide(canonical(m), cc, ungated).status for m in distinct.values()}
             if Status.NATIVE in found or (Status.JIT in found and policy.allow_jit):
                 continue
-            kind = "jit-only" if Status.JIT in found else "no-code"
+            kind: GapKind = "jit-only" if Status.JIT in found else "no-code"
             groups.set(kind, cc, archs, "library-loaded-code", len(files))
         checks.append(Check(req, len(modules), groups.gaps(req, policy)))
     errors = [f"{f.path}: {f.error}" for f in files if f.error]

@@ -240,30 +240,37 @@ class FileRoles:
                     if self.names(i) == ():
                         by_module[i] = _kernel_less(archs)
             return by_group, by_module
-        context = _Context(self, serving, cc)
-        for g in todo:
+        self._decide(_Context(self, serving, cc), todo, by_group, by_module, holes=True)
+        native = [g for g, st in enumerate(group_status) if st is Status.NATIVE]
+        if jit and native and self._kernels_among(native) is None:
+            # The general build lists are those that serve natively: a JIT module is not its own reference.
+            self._decide(_Context(self, native, cc), jit, by_group, by_module, holes=False)
+        return by_group, by_module
+
+    def _decide(
+        self,
+        context: _Context,
+        group_ids: Sequence[int],
+        by_group: dict[int, RoleDecision],
+        by_module: dict[int, RoleDecision],
+        *,
+        holes: bool,
+    ) -> None:
+        """Roles of ``group_ids`` by arch list, else per module by kernel names; what neither decides is a hole
+        when ``holes`` (groups without code), else keeps its verdict (groups that JIT)."""
+        for g in group_ids:
             decision = context.by_archs(g)
             if decision is not None:
                 by_group[g] = decision
                 continue
-            by_group[g] = context.hole(g)
+            if holes:
+                by_group[g] = context.hole(g)
             for i in self.groups[g]:
                 d = context.by_names(g, i)
-                by_module[i] = d if d is not None else context.hole(g, self.names(i))
-        native = [g for g, st in enumerate(group_status) if st is Status.NATIVE]
-        if jit and native and self._kernels_among(native) is None:
-            # The general build lists are those that serve natively: a JIT module is not its own reference.
-            jit_context = _Context(self, native, cc)
-            for g in jit:
-                decision = jit_context.by_archs(g)
-                if decision is not None:
-                    by_group[g] = decision
-                    continue
-                for i in self.groups[g]:
-                    d = jit_context.by_names(g, i)
-                    if d is not None:
-                        by_module[i] = d
-        return by_group, by_module
+                if d is not None:
+                    by_module[i] = d
+                elif holes:
+                    by_module[i] = context.hole(g, self.names(i))
 
 
 class _Context:

@@ -20,6 +20,7 @@ from cudafit.model import (
     ComputeCapability,
     CudaVersion,
     DriverVersion,
+    JsonDict,
     PtxIsaVersion,
     SmArch,
     parse_compute_capability,
@@ -86,7 +87,7 @@ class Tables:
     as_of: str
 
 
-def _load(name: str) -> dict[str, Any]:
+def _load(name: str) -> JsonDict:
     try:
         text = resources.files("cudafit.rules").joinpath("data").joinpath(name).read_text(encoding="utf-8")
         doc = json.loads(text)
@@ -205,7 +206,7 @@ def family_members(family_target: int) -> frozenset[ComputeCapability]:
     return frozenset(cc for cc, lim in load_tables().limits.items() if tag in lim.runs_family_targets)
 
 
-def _known_toolkit(table: Mapping[CudaVersion, Any], cuda: CudaVersion) -> CudaVersion | None:
+def _known_toolkit(table: Mapping[CudaVersion, object], cuda: CudaVersion) -> CudaVersion | None:
     key = CudaVersion(cuda.major, cuda.minor)
     return key if key in table else None
 
