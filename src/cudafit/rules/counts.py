@@ -58,14 +58,7 @@ class Counts:
 
     def to_dict(self) -> dict[str, int]:
         """JSON form."""
-        return {
-            "native": self.native,
-            "jit": self.jit,
-            "gated": self.gated,
-            "fails": self.fails,
-            "specialised": self.specialised,
-            "kernel_less": self.kernel_less,
-        }
+        return dataclasses.asdict(self)  # the fields, in their order
 
 
 def count_of(statuses: Iterable[Status], n: int = 1) -> Counts:
