@@ -77,6 +77,12 @@ class Gpu:
     compute_capability: ComputeCapability
     index: int | None = None
 
+    @classmethod
+    def of(cls, cc: ComputeCapability) -> Gpu:
+        """A GPU known only by its compute capability (coverage columns, audits): verdicts depend on the compute
+        capability, never on the product name, so it is named by the compute capability."""
+        return cls(str(cc), cc)
+
     def to_dict(self) -> JsonDict:
         """JSON form."""
         return {"name": self.name, "compute_capability": str(self.compute_capability), "index": self.index}

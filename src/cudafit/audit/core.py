@@ -198,7 +198,7 @@ def _has_ptx_for(module: Module, cc: ComputeCapability, variant: str) -> bool:
     """PTX the driver JITs for ``cc``; portable (plain ``compute_XY``) unless the requirement has a variant."""
     return any(
         c.how == "ptx-jit" and (variant or c.entry.variant is ArchVariant.NONE)
-        for c in iter_compatible_code(module, Gpu(str(cc), cc))
+        for c in iter_compatible_code(module, Gpu.of(cc))
     )
 
 

@@ -252,7 +252,7 @@ def _decide(
     if not code:
         r = reason("no-device-code", "module holds no SASS or PTX (e.g. LTO-IR only)")
         return ModuleVerdict(0, module.section, Status.NONE, sass, ptx, None, (r,))
-    gpu = Gpu(str(cc), cc)
+    gpu = Gpu.of(cc)
     best = next(iter_compatible_code(module, gpu, driver=driver, jit_allowed=jit_allowed, toolkit=toolkit), None)
     if best is not None:
         return _runs(module, best, cc, driver, sass, ptx)

@@ -80,7 +80,7 @@ def package_status(
     """A package's status and module counts on ``cc`` (coverage columns): the verdict a GPU of that compute
     capability gets, so the columns and the verdicts never disagree."""
     options = JudgeOptions(gating=gating, pool_loose=pool_loose)
-    v = judge_files("", prepared, Gpu(str(cc), cc), options, python_modules)
+    v = judge_files("", prepared, Gpu.of(cc), options, python_modules)
     return v.status, v.counts
 
 

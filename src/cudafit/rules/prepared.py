@@ -222,7 +222,7 @@ class PreparedFile:
         """Module status counts on ``cc`` without building per-module verdicts (coverage over many CCs)."""
         counts = _tally_counts(self.tally(self.decisions(cc, options)))
         if self.embedded:
-            pool = self.pool(Gpu(str(cc), cc), options, counts.native > 0)
+            pool = self.pool(Gpu.of(cc), options, counts.native > 0)
             counts = counts + count_of([pool.status])
         return counts
 
