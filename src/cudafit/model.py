@@ -89,7 +89,7 @@ class Gpu:
 
 
 @dataclass(frozen=True, order=True)
-class _CompilationTarget:
+class _Arch:
     """An arch number plus its variant, spelled ``{prefix}_{number}{variant}`` (nvcc's ``-arch``/``-code``)."""
 
     _prefix: ClassVar[str] = ""
@@ -108,14 +108,14 @@ class _CompilationTarget:
 
 
 @dataclass(frozen=True, order=True)
-class SmArch(_CompilationTarget):
+class SmArch(_Arch):
     """A real (SASS) target such as ``sm_90a``: the arch number plus its variant."""
 
     _prefix: ClassVar[str] = "sm"
 
 
 @dataclass(frozen=True, order=True)
-class PtxTarget(_CompilationTarget):
+class PtxTarget(_Arch):
     """A virtual (PTX) target such as ``compute_100f``."""
 
     _prefix: ClassVar[str] = "compute"

@@ -201,7 +201,8 @@ class Wiring:
 NO_WIRING = Wiring()
 
 
-def _targets(cuda: CudaVersion) -> set[int]:
+def _arch_numbers(cuda: CudaVersion) -> set[int]:
+    """The arch numbers the ptxas/nvcc of CUDA release ``cuda`` can build SASS for."""
     from cudafit.rules.tables import toolkit_targets
 
     return {t.number for t in toolkit_targets(cuda)}
@@ -214,7 +215,7 @@ def first_toolkit_targeting(cc: ComputeCapability, major: int | None = None) -> 
     for cuda in sorted(load_tables().targets):
         if major is not None and cuda.major != major:
             continue
-        if cc.arch_number in _targets(cuda):
+        if cc.arch_number in _arch_numbers(cuda):
             return cuda
     return None
 
@@ -261,7 +262,7 @@ def judge_compiler(
     cuda = compiler.cuda or _release_that_decides(compiler, cc)
     if cuda is None:
         return _version_unknown(compiler, cc, who, package, wiring)
-    if cc.arch_number in _targets(cuda):
+    if cc.arch_number in _arch_numbers(cuda):
         return RuntimeJudgement(
             compiler,
             "native",
@@ -337,9 +338,9 @@ def _release_that_decides(compiler: RuntimeCompiler, cc: ComputeCapability) -> C
         return None
     newest = _newest_of_major(compiler.cuda_major)
     oldest = _oldest_of_major(compiler.cuda_major)
-    if newest is not None and cc.arch_number not in _targets(newest):
+    if newest is not None and cc.arch_number not in _arch_numbers(newest):
         return newest  # no release of that major targets the GPU: the exact version does not matter
-    if oldest is not None and cc.arch_number in _targets(oldest):
+    if oldest is not None and cc.arch_number in _arch_numbers(oldest):
         return oldest  # every release of that major targets the GPU
     return None
 
@@ -460,7 +461,7 @@ def _reaches(c: RuntimeCompiler, cc: ComputeCapability) -> bool:
     """Whether a compiler of known version/targets can make code for ``cc`` (no fixes, no messages)."""
     if c.family == "xla":
         return bool(c.llvm_targets) and int(re.sub(r"\D", "", c.llvm_targets[-1])) >= cc.arch_number
-    return c.cuda is not None and cc.arch_number in _targets(c.cuda)
+    return c.cuda is not None and cc.arch_number in _arch_numbers(c.cuda)
 
 
 def _release_fix(dist: str, cc: ComputeCapability) -> str | None:
@@ -482,7 +483,7 @@ def _fixes(
     the GPU is named instead of a placeholder.
     """
     first = first_toolkit_targeting(cc)
-    able = next((path for path, cuda in local if cc.arch_number in _targets(cuda)), None)
+    able = next((path for path, cuda in local if cc.arch_number in _arch_numbers(cuda)), None)
     need = f"CUDA >= {first}" if first is not None else "a newer CUDA"
     major = compiler.cuda.major if compiler.cuda is not None else compiler.cuda_major or (first.major if first else 12)
     out: list[str] = []
