@@ -93,7 +93,7 @@ class FileDecisions:
 class ModuleStatuses:
     """Each registered module's status on one GPU (roles applied), and its role decision, by position."""
 
-    status: list[Status]
+    status: tuple[Status, ...]
     decisions: dict[int, roles.RoleDecision]
 
 
@@ -203,7 +203,7 @@ class PreparedFile:
                 if d is not None:
                     decisions[pos] = d
                 status[pos] = d.role.status if d is not None else found.verdicts[canon].status
-        return ModuleStatuses(status, decisions)
+        return ModuleStatuses(tuple(status), decisions)
 
     def tally(self, found: FileDecisions) -> Tally:
         """Module counts per (status, arch list) with the first reason of each: what counts and summaries
