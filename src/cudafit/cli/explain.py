@@ -17,7 +17,7 @@ from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
     from cudafit.explain.context import Context
-    from cudafit.explain.evidence import JsonDict
+    from cudafit.model import JsonDict
 
 __all__ = ["configure_parser", "execute", "render_markdown"]
 

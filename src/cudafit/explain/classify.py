@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import cast
 
 from cudafit.explain.catalogue import CATEGORIES, DRIVER_JIT, MIN_SCORE, UNKNOWN, Category, project_of
-from cudafit.explain.evidence import Evidence, Facts, JsonDict
+from cudafit.explain.evidence import Evidence, Facts
 from cudafit.explain.extract import arch_number, clean, extract_facts
+from cudafit.model import JsonDict
 
 __all__ = ["Finding", "classify"]
 

@@ -8,23 +8,21 @@ fact cannot disagree on a key's name or shape without mypy saying so.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
+
+from cudafit.model import JsonDict
 
 __all__ = [
     "CudaErrorFact",
     "Evidence",
     "Facts",
     "GpuFact",
-    "JsonDict",
     "KernelMatch",
     "MissingDevice",
     "PtxIsa",
     "SharedMemory",
     "SourceFile",
 ]
-
-#: A JSON object produced elsewhere and carried as it is (a run-time compiler's judgement).
-JsonDict = dict[str, Any]
 
 
 class CudaErrorFact(TypedDict):
@@ -137,4 +135,4 @@ class Evidence(_Lines, Facts, total=False):
     emitters: list[str]
     kernel_matches: list[KernelMatch]
     host_compute_capabilities: list[str]
-    runtime_compiler: JsonDict
+    runtime_compiler: JsonDict  # a cudafit.rules.compilers judgement, as its to_dict() writes it
