@@ -42,6 +42,11 @@ The commands (``--list`` prints them in full):
   not part of issue 19's spine;
 - with ``--real``: ``check --json`` of each real wheel in ~/.cache/cudafit-realwheels (five GPUs).
 
+Inputs: tests/fixtures/bin and tests/fakes are copied into a scratch directory, the built inputs are written
+there, and every command runs in it naming its inputs by relative paths (``bin/libmulti.so``): text output
+cuts long paths to the terminal's width, so an absolute path under a checkout root of another length would
+change the layout of the same answer.
+
 Environment of every command: a fresh empty CUDAFIT_CACHE_DIR per command (no cache hits carried over),
 CUDAFIT_OFFLINE=1 (fix lines never ask PyPI), CUDAFIT_FAKE_NVML unset unless the command sets it,
 COLUMNS=120 and NO_COLOR=1 for text output; no GPU, no network.
@@ -254,6 +259,10 @@ def build_inputs(inp: Inputs) -> None:
     b = inp.bin
     inp.bins = sorted(p.name for p in b.iterdir() if p.is_file())
     w = inp.work
+    # the fixtures are copied into the scratch directory and named by relative paths: text output truncates
+    # long paths to the terminal's width, so a checkout root of another length would change the layout
+    shutil.copytree(b, w / "bin")
+    shutil.copytree(inp.fakes, w / "fakes")
     (w / "wheels").mkdir()
     _wheel(
         w / "wheels" / "pkg-1.0-cp311-cp311-linux_x86_64.whl",
@@ -342,7 +351,7 @@ def _explain_inputs(inp: Inputs) -> list[tuple[str, str, tuple[str, ...]]]:
         if how == "file":
             log = inp.work / "logs" / f"{repo.replace('/', '_')}-{number}.log"
             log.write_text(text + "\n")
-            out.append((name + "-file", str(log), ("--file", str(log), *extra)))
+            out.append((name + "-file", str(log), ("--file", f"logs/{log.name}", *extra)))
         else:
             out.append((name, text, (text, *extra)))
     return out
@@ -353,7 +362,7 @@ def _explain_inputs(inp: Inputs) -> list[tuple[str, str, tuple[str, ...]]]:
 
 def iter_commands(inp: Inputs, real: bool) -> Iterator[Command]:
     """The fixed command list (names are file names; the order is the order of the report)."""
-    b, w, f = str(inp.bin), str(inp.work), str(inp.fakes)
+    b, w, f = "bin", ".", "fakes"  # relative to the scratch directory, every command's working directory
     g7 = _gpu_args(GPUS7)
     for name in inp.bins or sorted(p.name for p in inp.bin.iterdir() if p.is_file()):
         yield Command(f"check-{name}", ("check", f"{b}/{name}", *g7, "--json", "--no-probe"))
@@ -843,7 +852,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=20, help="differences printed per command (default 20)")
     args = parser.parse_args(argv)
     if args.compare:
-        return compare(args.compare[0], args.compare[1], args.limit)
+        try:
+            return compare(args.compare[0], args.compare[1], args.limit)
+        except BrokenPipeError:  # compare ... | head
+            return 1
     if args.list:
         with tempfile.TemporaryDirectory(prefix="cudafit-snapshot-") as tmp:
             inp = Inputs(args.root.resolve(), Path(tmp).resolve())
