@@ -8,7 +8,7 @@ command.  ``--compare A B`` prints every difference (command, JSON path, both va
 
 Usage (run from the root of the checkout to measure, with that checkout's venv active):
 
-    python scripts/snapshot.py --out /tmp/snap            # the default set (about 100 commands)
+    python scripts/snapshot.py --out /tmp/snap            # the default set (152 commands)
     python scripts/snapshot.py --out /tmp/snap --real     # + the real wheels in ~/.cache/cudafit-realwheels
     python scripts/snapshot.py --list                     # the command list, nothing run
     python scripts/snapshot.py --compare /tmp/snapA /tmp/snapB
@@ -20,11 +20,11 @@ The commands (``--list`` prints them in full):
 - ``check --json --no-probe`` on every binary in tests/fixtures/bin with seven GPUs (6.1 to 12.0), and on
   the inputs built from them at run time (a wheel, a directory of loose binaries, a docker-save image, a
   CUDA .pt2); with ``--driver`` (old drivers: PTX too new, CUDA 13 floor), ``--kernels``, ``--embedded``,
-  a declared ``--inventory`` file, and a few text / Markdown renderings (the renderers are refactored too);
+  a declared ``--inventory`` file, and text / Markdown / HTML renderings (the renderers are refactored too);
 - ``doctor --json --no-probe --site-packages`` on a built environment (declared GPUs, a driver, an
   inventory file written by ``gpus --json`` under the FAKE NVML of tests/fakes/nvml_hosts.json);
 - ``scan --json`` (with and without ``--kernels``/``--all``);
-- ``audit --json`` (and SARIF) on built wheels with several ``--require`` specs and ``--match-torch`` on a
+- ``audit --json`` (and SARIF, JUnit) on built wheels with several ``--require`` specs and ``--match-torch`` on a
   built torch directory;
 - ``explain --json`` on 16 corpus rows of tests/fixtures/explain_corpus/corpus.jsonl (one or two per
   label, chosen by repo and issue number, not all), as message and as ``--file`` log, some with
@@ -60,6 +60,8 @@ Normalised fields (what legitimately varies between runs and checkouts; everythi
   cudafit itself in text: a version bump is not a behaviour change;
 - timings: ``seconds``, ``jit_ms`` (verify), ``elapsed*``/``*_seconds``/``wall_s`` keys holding numbers
   -> ``<TIME>``; and ``N.N s``/``N ms`` durations in text lines: wall-clock;
+- report files (``--html``, ``--junit``; kept under "files"): the HTML context table's host name ->
+  ``<HOST>`` and its ``YYYY-MM-DD HH:MM UTC`` stamp -> ``<DATE>`` (where and when the report was made);
 - cache state: ``cached`` booleans -> ``<CACHED>`` (hit or miss depends on what ran before, not on what
   was decided; each command has a fresh cache anyway).
 """
@@ -71,6 +73,7 @@ import gzip
 import io
 import json
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -123,6 +126,7 @@ class Command:
     fmt: str = "json"  # json | text
     env: tuple[tuple[str, str], ...] = ()
     kind: str = "cli"  # cli | shape
+    files: tuple[str, ...] = ()  # report files the command writes (relative to the scratch directory)
 
     def describe(self) -> str:
         prefix = " ".join(f"{k}={v}" for k, v in self.env)
@@ -590,6 +594,66 @@ def iter_commands(inp: Inputs, real: bool) -> Iterator[Command]:
         ("doctor", "--site-packages", site, "--gpu", "9.0", "--verify", "--json", "--no-probe"),
         env=fake,
     )
+    # more renderings: report files (HTML, JUnit) and the text/Markdown forms not covered above
+    yield Command(
+        "check-html-wheel-pkg",
+        ("check", built["wheel-pkg"], *g7, "--no-probe", "--json", "--html", "out-check.html"),
+        files=("out-check.html",),
+    )
+    yield Command(
+        "doctor-markdown-html",
+        ("doctor", "--site-packages", site, *g7, "--no-probe", "--markdown", "--html", "out-doctor.html"),
+        fmt="text",
+        files=("out-doctor.html",),
+    )
+    yield Command(
+        "check-fleet-k8s-html",
+        (
+            "check",
+            built["wheel-pkg"],
+            "--fleet",
+            "k8s",
+            "--nodes-json",
+            nodes,
+            "--markdown",
+            "--html",
+            "out-fleet.html",
+        ),
+        fmt="text",
+        files=("out-fleet.html",),
+    )
+    yield Command(
+        "audit-junit",
+        (
+            "audit",
+            built["wheels-dir"],
+            "--require",
+            "7.5 8.6 9.0",
+            "--no-config",
+            "--json",
+            "--junit",
+            "out-audit.xml",
+            "--no-cache",
+        ),
+        files=("out-audit.xml",),
+    )
+    yield Command(
+        "gpus-text-fake-mixed",
+        ("gpus",),
+        fmt="text",
+        env=(("CUDAFIT_FAKE_NVML", f"{f}/nvml_hosts.json#mixed_2080_3090"),),
+    )
+    yield Command("gpus-text-names", ("gpus", "NVIDIA A100-SXM4-80GB", "1080ti", "sm_86", "GB10"), fmt="text")
+    yield Command("fleet-k8s-text", ("fleet", "k8s", "--nodes-json", nodes), fmt="text")
+    yield Command("plan-text", ("plan", *g7, "--cuda", "12.8"), fmt="text")
+    yield Command("verify-markdown", ("verify", *vfix, "--markdown", "--no-cache"), fmt="text", env=fake)
+    yield Command(
+        "explain-text-log",
+        ("explain", "--file", "logs/Hellod035_LeggedLab-26.log", "--gpu", "RTX 5090", "--no-probe"),
+        fmt="text",
+    )
+    yield Command("explain-catalogue-text", ("explain", "--catalogue"), fmt="text")
+    yield Command("scan-text-all", ("scan", b, "--all", "--no-cache"), fmt="text")
     # recorded library shapes
     libs = inp.root / "tests" / "fixtures" / "libraries"
     for p in sorted(libs.glob("*.json.gz")):
@@ -677,6 +741,7 @@ def _tokens(inp: Inputs, cache: Path) -> Tokens:
 
 TIME_KEYS = re.compile(r"^(seconds|jit_ms|wall_s|elapsed.*|.*_seconds)$")
 TEXT_TIME = re.compile(r"\b\d+(\.\d+)? ?(s|ms|seconds)\b")
+HTML_DATE = re.compile(r"\b\d{4}-\d\d-\d\d \d\d:\d\d UTC\b")
 TEXT_VERSION = re.compile(r"(cudafit[ /]v?)\d+\.\d+\.\d+\S*")
 
 
@@ -702,6 +767,7 @@ def normalise(value: Any) -> Any:
 
 
 def normalise_text(text: str) -> str:
+    text = HTML_DATE.sub("<DATE>", text).replace(f"<td>{platform.node()}</td>", "<td><HOST></td>")
     return TEXT_TIME.sub("<TIME>", TEXT_VERSION.sub(r"\1<VERSION>", text))
 
 
@@ -721,6 +787,14 @@ def run_one(cmd: Command, inp: Inputs, timeout: float) -> dict[str, Any]:
     seconds = time.monotonic() - start
     shutil.rmtree(cache, ignore_errors=True)
     tokens = _tokens(inp, cache)
+    written = {}
+    for name in cmd.files:
+        path = inp.work / name
+        text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else "<not written>"
+        if name.endswith(".html"):  # one line per tag: a difference names the cell, not the page
+            text = re.sub(r">(?=<)", ">\n", text)
+        written[name] = normalise_text(tokens.apply(text)).splitlines()
+        path.unlink(missing_ok=True)
     out, err = tokens.apply(out), tokens.apply(err)
     stdout: Any
     if cmd.fmt == "json":
@@ -736,6 +810,7 @@ def run_one(cmd: Command, inp: Inputs, timeout: float) -> dict[str, Any]:
         "exit_code": rc,
         "stdout": stdout,
         "stderr": normalise_text(err).splitlines(),
+        "files": written,
         "_seconds": round(seconds, 2),  # not compared: how long it took here
     }
 
