@@ -62,6 +62,8 @@ class FunctionStats:
 
 @dataclass(frozen=True)
 class ModuleStats:
+    """One module: its path (relative to the measured root) and physical lines."""
+
     path: str
     lines: int
 

@@ -258,6 +258,24 @@ def _site(root: Path, bin_dir: Path) -> Path:
     return site
 
 
+#: The wheels built for the snapshot: member -> (fixture, bytes kept; None: all).  ``broken`` has a truncated
+#: library (unreadable: the rest is still judged).
+WHEELS: dict[tuple[str, str], dict[str, tuple[str | None, int | None]]] = {
+    ("pkg", "1.0"): {
+        "pkg/_C.so": ("libmulti.so", None),
+        "pkg/_old.so": ("libold.so", None),
+        "pkg/_roles.so": ("libroles.so", None),
+        "pkg/__init__.py": (None, None),
+    },
+    ("narrow", "2.0"): {
+        "narrow/_C.so": ("libarch_a.so", None),
+        "narrow/_f.so": ("libfamily_f.so", None),
+        "narrow/_p.so": ("libptxonly.so", None),
+    },
+    ("broken", "0.1"): {"broken/_C.so": ("libmulti.so", 4000), "broken/_ok.so": ("libplain.so", None)},
+}
+
+
 def build_inputs(inp: Inputs) -> None:
     """Write the built inputs into the scratch directory (deterministic bytes: fixed timestamps)."""
     b = inp.bin
@@ -268,36 +286,9 @@ def build_inputs(inp: Inputs) -> None:
     shutil.copytree(b, w / "bin")
     shutil.copytree(inp.fakes, w / "fakes")
     (w / "wheels").mkdir()
-    _wheel(
-        w / "wheels" / "pkg-1.0-cp311-cp311-linux_x86_64.whl",
-        "pkg",
-        "1.0",
-        {
-            "pkg/_C.so": (b / "libmulti.so").read_bytes(),
-            "pkg/_old.so": (b / "libold.so").read_bytes(),
-            "pkg/_roles.so": (b / "libroles.so").read_bytes(),
-            "pkg/__init__.py": b"",
-        },
-    )
-    _wheel(
-        w / "wheels" / "narrow-2.0-cp311-cp311-linux_x86_64.whl",
-        "narrow",
-        "2.0",
-        {
-            "narrow/_C.so": (b / "libarch_a.so").read_bytes(),
-            "narrow/_f.so": (b / "libfamily_f.so").read_bytes(),
-            "narrow/_p.so": (b / "libptxonly.so").read_bytes(),
-        },
-    )
-    _wheel(
-        w / "wheels" / "broken-0.1-cp311-cp311-linux_x86_64.whl",
-        "broken",
-        "0.1",
-        {
-            "broken/_C.so": (b / "libmulti.so").read_bytes()[:4000],  # truncated: unreadable, the rest judged
-            "broken/_ok.so": (b / "libplain.so").read_bytes(),
-        },
-    )
+    for (name, version), members in WHEELS.items():
+        files = {m: (b / fx).read_bytes()[:cut] if fx else b"" for m, (fx, cut) in members.items()}
+        _wheel(w / "wheels" / f"{name}-{version}-cp311-cp311-linux_x86_64.whl", name, version, files)
     (w / "loose").mkdir()
     for name in ("libmulti.so", "libptxonly.so", "k_sm90a.cubin", "k.fatbin", "libstatic.a", "k_rdc.o"):
         shutil.copyfile(b / name, w / "loose" / name)
