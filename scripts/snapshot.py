@@ -8,7 +8,7 @@ command.  ``--compare A B`` prints every difference (command, JSON path, both va
 
 Usage (run from the root of the checkout to measure, with that checkout's venv active):
 
-    python scripts/snapshot.py --out /tmp/snap            # the default set (152 commands)
+    python scripts/snapshot.py --out /tmp/snap            # the default set (160 commands)
     python scripts/snapshot.py --out /tmp/snap --real     # + the real wheels in ~/.cache/cudafit-realwheels
     python scripts/snapshot.py --list                     # the command list, nothing run
     python scripts/snapshot.py --compare /tmp/snapA /tmp/snapB
@@ -38,8 +38,9 @@ The commands (``--list`` prints them in full):
 - the recorded library shapes (tests/fixtures/libraries/*.json.gz): the ``cudafit.check/1`` document
   ``check``/``doctor`` would print, built by tests/test_issue21_packages.py's ``document()`` (the replay the
   tests use; it moves with the code it calls) on ten GPUs, and with a 570 driver;
-- ``find`` is not run: it needs an index server (tests/find_index.py) and network-shaped behaviour that is
-  not part of issue 19's spine;
+- ``find --json`` (and text) against a local package index on 127.0.0.1 (tests/find_index.py's server,
+  serving wheels of project ``demo`` built here from the fixtures: a pre-release, a yanked release, a
+  PTX-only build, an old-arch build), for several GPUs and drivers, a specifier and a missing project;
 - with ``--real``: ``check --json`` of each real wheel in ~/.cache/cudafit-realwheels (five GPUs).
 
 Inputs: tests/fixtures/bin and tests/fakes are copied into a scratch directory, the built inputs are written
@@ -62,6 +63,7 @@ Normalised fields (what legitimately varies between runs and checkouts; everythi
   -> ``<TIME>``; and ``N.N s``/``N ms`` durations in text lines: wall-clock;
 - report files (``--html``, ``--junit``; kept under "files"): the HTML context table's host name ->
   ``<HOST>`` and its ``YYYY-MM-DD HH:MM UTC`` stamp -> ``<DATE>`` (where and when the report was made);
+- the local index's ``http://127.0.0.1:PORT`` (a free port each run) -> ``<INDEX>``;
 - cache state: ``cached`` booleans -> ``<CACHED>`` (hit or miss depends on what ran before, not on what
   was decided; each command has a fresh cache anyway).
 """
@@ -69,6 +71,7 @@ Normalised fields (what legitimately varies between runs and checkouts; everythi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import io
 import json
@@ -152,6 +155,7 @@ class Inputs:
     root: Path
     work: Path
     bins: list[str] = field(default_factory=list)
+    index: str = "<INDEX>"  # the local package index's base URL while it serves (find)
 
     @property
     def bin(self) -> Path:
@@ -162,19 +166,22 @@ class Inputs:
         return self.root / "tests" / "fakes"
 
 
-def _wheel(path: Path, name: str, version: str, members: dict[str, bytes]) -> Path:
+def _wheel_bytes(
+    name: str, version: str, members: dict[str, bytes], *, tag: str = "cp311-cp311-linux_x86_64", requires: str = ""
+) -> bytes:
     """A PEP 427 wheel holding ``members`` (fixed timestamps: the bytes are the same every run)."""
     info = f"{name.replace('-', '_')}-{version}.dist-info"
     files = {
         **members,
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\n".encode(),
-        f"{info}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{requires}\n".encode(),
+        f"{info}/WHEEL": f"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: {tag}\n".encode(),
     }
     files[f"{info}/RECORD"] = ("".join(f"{m},,\n" for m in files) + f"{info}/RECORD,,\n").encode()
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+    raw = io.BytesIO()
+    with zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as zf:
         for member, data in files.items():
             zf.writestr(zipfile.ZipInfo(member, (2020, 1, 1, 0, 0, 0)), data)
-    return path
+    return raw.getvalue()
 
 
 def _tar(files: dict[str, bytes], mode: str = "w") -> bytes:
@@ -288,7 +295,9 @@ def build_inputs(inp: Inputs) -> None:
     (w / "wheels").mkdir()
     for (name, version), members in WHEELS.items():
         files = {m: (b / fx).read_bytes()[:cut] if fx else b"" for m, (fx, cut) in members.items()}
-        _wheel(w / "wheels" / f"{name}-{version}-cp311-cp311-linux_x86_64.whl", name, version, files)
+        (w / "wheels" / f"{name}-{version}-cp311-cp311-linux_x86_64.whl").write_bytes(
+            _wheel_bytes(name, version, files)
+        )
     (w / "loose").mkdir()
     for name in ("libmulti.so", "libptxonly.so", "k_sm90a.cubin", "k.fatbin", "libstatic.a", "k_rdc.o"):
         shutil.copyfile(b / name, w / "loose" / name)
@@ -316,6 +325,40 @@ def _gpus_doc(inp: Inputs, host: str, node: str | None) -> dict[str, Any]:
     )
     doc: dict[str, Any] = json.loads(p.stdout)
     return {**doc, "node": node} if node else doc
+
+
+#: project ``demo`` on the local index: (version, fixture, yanked); 3.0rc1 is a pre-release.
+FIND_WHEELS = (
+    ("3.0rc1", "libarch_a.so", False),
+    ("2.1", "libmulti.so", True),
+    ("2.0", "libptxonly.so", False),
+    ("1.5", "libold.so", False),
+    ("1.0", "libmulti.so", False),
+)
+
+
+@contextlib.contextmanager
+def local_index(inp: Inputs) -> Iterator[None]:
+    """Serve project ``demo`` (FIND_WHEELS, CUDA 12.8 runtime pins) on 127.0.0.1 with the checkout's own test
+    index (tests/find_index.py), for ``find``; a checkout without it serves nothing (find commands say so)."""
+    sys.path.insert(0, str(inp.root))
+    try:
+        from tests.find_index import LocalIndex  # type: ignore[import-not-found]
+    except ImportError:
+        yield
+        return
+    finally:
+        sys.path.remove(str(inp.root))
+    tag = "cp311-cp311-manylinux_2_28_x86_64"
+    pin = 'Requires-Dist: nvidia-cuda-runtime-cu12==12.8.90; platform_system == "Linux"\n'
+    wheels = []
+    for version, fixture, yanked in FIND_WHEELS:
+        members = {f"demo/{fixture}": (inp.bin / fixture).read_bytes(), "demo/__init__.py": b""}
+        data = _wheel_bytes("demo", version, members, tag=tag, requires=pin)
+        wheels.append((version, f"demo-{version}-{tag}.whl", data, yanked))
+    with LocalIndex(wheels) as idx:
+        inp.index = idx.url.removesuffix("/simple/")
+        yield
 
 
 def build_fleet_inputs(inp: Inputs) -> None:
@@ -645,6 +688,35 @@ def iter_commands(inp: Inputs, real: bool) -> Iterator[Command]:
     )
     yield Command("explain-catalogue-text", ("explain", "--catalogue"), fmt="text")
     yield Command("scan-text-all", ("scan", b, "--all", "--no-cache"), fmt="text")
+    # find, against the local index (no network)
+    where = ("--python-version", "3.11", "--platform", "manylinux_2_28_x86_64", "--index-url", f"{inp.index}/simple/")
+    for label, req, extra in (
+        ("3090", "demo", ("--gpu", "RTX 3090", "--driver", "580.95.05")),
+        ("3090-pre", "demo", ("--gpu", "RTX 3090", "--driver", "580.95.05", "--pre")),
+        ("1080ti", "demo", ("--gpu", "GTX 1080 Ti", "--driver", "580.95.05")),
+        ("5090-t4", "demo", ("--gpu", "RTX 5090", "--gpu", "T4", "--driver", "580.95.05")),
+        ("old-driver", "demo", ("--gpu", "RTX 3090", "--driver", "525.60.13")),
+        (
+            "below-2",
+            "demo<2",
+            (
+                "--gpu",
+                "A100",
+            ),
+        ),
+        (
+            "missing",
+            "nosuchproject",
+            (
+                "--gpu",
+                "A100",
+            ),
+        ),
+    ):
+        yield Command(f"find-{label}", ("find", req, *extra, *where, "--no-probe", "--json"))
+    yield Command(
+        "find-text", ("find", "demo", "--gpu", "RTX 3090", "--driver", "580.95.05", *where, "--no-probe"), fmt="text"
+    )
     # recorded library shapes
     libs = inp.root / "tests" / "fixtures" / "libraries"
     for p in sorted(libs.glob("*.json.gz")):
@@ -725,6 +797,7 @@ def _tokens(inp: Inputs, cache: Path) -> Tokens:
         (str(inp.root), "<ROOT>"),
         (sys.prefix, "<VENV>"),
         (str(Path.home()), "<HOME>"),
+        (inp.index, "<INDEX>"),
     ]
     both = raw + [(os.path.realpath(p), t) for p, t in raw if os.path.realpath(p) != p]
     return Tokens(tuple(sorted(both, key=lambda pt: -len(pt[0]))))
@@ -813,10 +886,10 @@ def snapshot(out_dir: Path, root: Path, real: bool, jobs: int, only: str | None,
         inp = Inputs(root.resolve(), Path(tmp).resolve())
         build_inputs(inp)
         build_fleet_inputs(inp)
-        commands = [c for c in iter_commands(inp, real) if not only or re.search(only, c.name)]
-        names = [c.name for c in commands]
-        assert len(names) == len(set(names)), "duplicate command names"
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
+        with local_index(inp), ThreadPoolExecutor(max_workers=jobs) as pool:
+            commands = [c for c in iter_commands(inp, real) if not only or re.search(only, c.name)]
+            names = [c.name for c in commands]
+            assert len(names) == len(set(names)), "duplicate command names"
             results = list(pool.map(lambda c: run_one(c, inp, timeout), commands))
     for cmd, res in zip(commands, results, strict=True):
         (out_dir / f"{cmd.name}.json").write_text(json.dumps(res, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
