@@ -17,7 +17,7 @@ ROOT = Path(__file__).parent.parent
 MAX_LINES = 100
 MAX_COMPLEXITY = 25
 
-#: Today's violations (main at 8a5bff2), to be emptied by issue 19 (the list may only shrink).
+#: Today's violations (main at 33e91b9), to be emptied by issue 19 (the list may only shrink).
 KNOWN_VIOLATIONS: frozenset[str] = frozenset(
     {
         "cudafit/analysis.py analyze: length",
@@ -25,7 +25,6 @@ KNOWN_VIOLATIONS: frozenset[str] = frozenset(
         "cudafit/explain/extract.py extract_facts: mccabe",
         "cudafit/explain/ground.py _ground_no_kernel_image: length",
         "cudafit/report/check.py check_document: length",
-        "cudafit/rules/compilers.py judge_compiler: length",
     }
 )
 
