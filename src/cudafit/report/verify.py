@@ -64,7 +64,7 @@ def verify_document(result: Any) -> dict[str, Any]:
             checks.append(
                 {
                     "gpu": gi,
-                    "predicted": {"status": e.status, "reason": e.reason},
+                    "predicted": {"status": e.status.value, "reason": e.reason},
                     "expected": e.expected,
                     "serves": e.serves,
                     "loaded": e.load,
@@ -82,7 +82,7 @@ def verify_document(result: Any) -> dict[str, Any]:
                         "index": t.index,
                         "sass": list(t.sass),
                         "ptx": list(t.ptx),
-                        "predicted": e.status,
+                        "predicted": e.status.value,
                         "reason": e.reason,
                         "expected": e.expected,
                         "driver": a.name if a is not None else None,

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from cudafit.errors import DriverUnavailableError
+from cudafit.model import Gpu, parse_compute_capability
 
 __all__ = [
     "Answer",
@@ -47,23 +48,42 @@ STARTUP_SECONDS = 120.0
 
 @dataclass(frozen=True)
 class DeviceInfo:
-    """A CUDA device as the driver enumerates it (ordinal under the current ``CUDA_VISIBLE_DEVICES``)."""
+    """A CUDA device as the driver enumerates it: the GPU (its ``index`` is the CUDA ordinal under the current
+    ``CUDA_VISIBLE_DEVICES``) and where it sits (PCI bus id, UUID)."""
 
-    ordinal: int
-    name: str
-    compute_capability: str
+    gpu: Gpu
     pci_bus_id: str | None = None
     uuid: str | None = None
+
+    @property
+    def ordinal(self) -> int:
+        """The CUDA ordinal the driver gave the device."""
+        return self.gpu.index or 0
+
+    @property
+    def name(self) -> str:
+        """The driver's name for the device (``cuDeviceGetName``)."""
+        return self.gpu.name
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
         return {
             "ordinal": self.ordinal,
             "name": self.name,
-            "compute_capability": self.compute_capability,
+            "compute_capability": str(self.gpu.compute_capability),
             "pci_bus_id": self.pci_bus_id,
             "uuid": self.uuid,
         }
+
+
+def _device_of(d: Mapping[str, Any]) -> DeviceInfo:
+    """A device of the worker's ``--list`` answer; one the driver describes oddly is a driver error."""
+    try:
+        cc = parse_compute_capability(str(d["compute_capability"]))
+        return DeviceInfo(Gpu(str(d["name"]), cc, int(d["ordinal"])), d.get("pci_bus_id"), d.get("uuid"))
+    except (KeyError, TypeError, ValueError) as err:
+        msg = f"the verify worker listed a device it could not describe: {str(d)[:200]}"
+        raise DriverUnavailableError("driver-error", msg) from err
 
 
 @dataclass(frozen=True)
@@ -163,10 +183,7 @@ def list_devices(*, env: Mapping[str, str] | None = None, timeout: float = START
         raise DriverUnavailableError("worker-failed", f"the verify worker failed: {detail}")
     if event["event"] == "error":
         raise DriverUnavailableError(str(event.get("kind", "driver-error")), str(event.get("message", "")))
-    devices = tuple(
-        DeviceInfo(int(d["ordinal"]), str(d["name"]), str(d["compute_capability"]), d.get("pci_bus_id"), d.get("uuid"))
-        for d in event.get("devices", [])
-    )
+    devices = tuple(_device_of(d) for d in event.get("devices", []))
     if not devices:
         raise DriverUnavailableError("no-gpu", "the driver sees no CUDA GPU (cuDeviceGetCount returned 0)")
     driver = event.get("driver") or {}
