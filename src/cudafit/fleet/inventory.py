@@ -15,9 +15,12 @@ import functools
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cudafit.model import ComputeCapability, DriverVersion
+from cudafit.model import ComputeCapability, DriverVersion, Gpu
+
+if TYPE_CHECKING:
+    from cudafit.probe import GpuDevice, Inventory
 
 __all__ = [
     "FLEET_SCHEMA",
@@ -67,6 +70,12 @@ class FleetGpu:
     def model_key(self) -> tuple[str, str]:
         """What makes two GPUs the same model for grouping (names normalised across sources)."""
         return _model_key(self.name, self.compute_capability)
+
+    @property
+    def gpu(self) -> Gpu | None:
+        """The GPU a verdict is for (no CUDA ordinal: it stands for every such GPU of the fleet); ``None``
+        when the compute capability is unknown (such a node is never judged)."""
+        return None if self.compute_capability is None else Gpu(self.name, self.compute_capability)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -166,6 +175,11 @@ class NodeClass:
         models = " + ".join(_short(g.name) for g in self.gpus)
         env = f" · env {self.env_fingerprint}" if self.env_fingerprint else ""
         return f"{models} · {self.driver or 'driver ?'}{env}"
+
+    @property
+    def judged_gpus(self) -> tuple[Gpu, ...]:
+        """The class's GPU models as the verdicts name them, one per model (product names kept)."""
+        return tuple(gpu for g in self.gpus if (gpu := g.gpu) is not None)
 
     @property
     def compute_capabilities(self) -> tuple[ComputeCapability, ...]:
@@ -309,7 +323,7 @@ def build_inventory(
 
 def node_from_inventory(
     name: str,
-    inv: Any,
+    inv: Inventory,
     *,
     source: str,
     labels: Mapping[str, str] | None = None,
@@ -322,7 +336,7 @@ def node_from_inventory(
     ``expects_gpu``: what the cluster says (Ray's ``GPU`` resource, Kubernetes' ``nvidia.com/gpu``
     capacity); a node the cluster counts GPUs on but whose probe found none is ``unknown-gpu``.
     """
-    groups: dict[tuple[str, str, bool | None], list[Any]] = {}
+    groups: dict[tuple[str, str, bool | None], list[GpuDevice]] = {}
     for d in inv.devices:
         groups.setdefault((d.name, str(d.compute_capability), d.mig_mode), []).append(d)
     gpus = tuple(

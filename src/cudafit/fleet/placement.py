@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudafit.fleet.gfd import GFD_PRODUCT, driver_label_keys
 from cudafit.fleet.inventory import FleetNode
 from cudafit.fleet.selectors import node_affinity_selects
+
+if TYPE_CHECKING:
+    from cudafit.fleet.judge import FleetJudgement
 
 __all__ = ["kubernetes_affinity", "placement", "ray_selector", "ray_selector_selects"]
 
@@ -134,9 +137,9 @@ def ray_selector(nodes: Sequence[FleetNode], runs: set[str]) -> tuple[dict[str, 
     return None, "no exact Ray selector for these nodes"
 
 
-def placement(judgement: Any, *, statuses: Sequence[str] = ("native", "jit", "none")) -> dict[str, Any]:
-    """Placement for the classes whose verdict is in ``statuses`` (``cudafit.fleet-check/1`` form)."""
-    classes = [c for c in judgement.classes if c.status in statuses]
+def placement(judgement: FleetJudgement) -> dict[str, Any]:
+    """Placement for the classes where the target runs (``cudafit.fleet-check/1`` form)."""
+    classes = judgement.runs
     runs = {n.name for c in classes for n in c.cls.nodes}
     nodes = judgement.inventory.nodes
     out: dict[str, Any] = {"classes": [c.cls.id for c in classes], "node_count": len(runs)}
