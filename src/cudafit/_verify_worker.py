@@ -27,7 +27,10 @@ import os
 import signal
 import sys
 import time
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cudafit.verify.driver import CtypesDriver, ReplayDriver
 
 __all__ = ["main"]
 
@@ -49,7 +52,7 @@ def _read(path: str, offset: int, size: int, files: dict[str, int]) -> bytes:
     return data
 
 
-def _serve(driver: Any, out: IO[str], requests: IO[str]) -> None:
+def _serve(driver: CtypesDriver | ReplayDriver, out: IO[str], requests: IO[str]) -> None:
     files: dict[str, int] = {}
     try:
         for line in requests:

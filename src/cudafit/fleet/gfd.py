@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 import msgspec
 
@@ -110,10 +109,10 @@ def decode_k8s_node(raw: msgspec.Raw | bytes, *, index: int | None = None) -> K8
 
 
 class _Named(msgspec.Struct):
-    metadata: dict[str, Any] = {}
+    metadata: dict[str, object] = {}
 
 
-def _name_of(obj: Any, raw: msgspec.Raw | bytes | None) -> str:
+def _name_of(obj: object, raw: msgspec.Raw | bytes | None) -> str:
     """The name of a node whose object is malformed, when it still says one."""
     if raw is not None:
         try:
@@ -126,7 +125,7 @@ def _name_of(obj: Any, raw: msgspec.Raw | bytes | None) -> str:
 
 
 def node_from_k8s(
-    obj: Any, *, source: str, index: int | None = None, raw: msgspec.Raw | bytes | None = None
+    obj: object, *, source: str, index: int | None = None, raw: msgspec.Raw | bytes | None = None
 ) -> FleetNode:
     """One ``Node`` object (as ``kubectl get nodes -o json`` or the API lists it) -> a fleet node.
 

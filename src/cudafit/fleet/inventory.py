@@ -50,6 +50,9 @@ NODE_STATUSES = {
 }
 JUDGED = "ok"
 
+#: What makes nodes one class: their distinct (model, compute capability) pairs, driver and environment.
+ClassKey = tuple[tuple[tuple[str, str], ...], str | None, str | None]
+
 
 @dataclass(frozen=True)
 class FleetGpu:
@@ -137,7 +140,7 @@ class FleetNode:
         """Physical GPUs on the node (as the source counts them)."""
         return sum(g.count for g in self.gpus)
 
-    def class_key(self, *, with_env: bool = False) -> tuple[Any, ...]:
+    def class_key(self, *, with_env: bool = False) -> ClassKey:
         """Identical keys, identical verdicts: the distinct GPU models and the driver (and the env)."""
         models = tuple(sorted({g.model_key for g in self.gpus}))
         env = self.env.fingerprint if with_env and self.env is not None else None
@@ -233,12 +236,14 @@ def iter_classes(nodes: Iterable[FleetNode], *, with_env: bool = False) -> Itera
 
     Ids are ``c1``, ``c2``... in that order, so the same fleet gives the same ids every time.
     """
-    groups: dict[tuple[Any, ...], list[FleetNode]] = {}
+    groups: dict[ClassKey, list[FleetNode]] = {}
     for n in nodes:
         if n.judged:
             groups.setdefault(n.class_key(with_env=with_env), []).append(n)
 
-    def order(item: tuple[tuple[Any, ...], list[FleetNode]]) -> tuple[Any, ...]:
+    def order(
+        item: tuple[ClassKey, list[FleetNode]],
+    ) -> tuple[list[ComputeCapability], tuple[tuple[str, str], ...], DriverVersion, str]:
         (models, _driver, env), members = item
         ccs = sorted(ComputeCapability(*map(int, cc.split("."))) for _name, cc in models)
         return ccs, models, members[0].driver or DriverVersion((0,)), env or ""

@@ -11,7 +11,10 @@ from __future__ import annotations
 import os
 import socket
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cudafit.targets.interface import ScanItem
 
 __all__ = ["probe_node", "scan_node_env"]
 
@@ -54,7 +57,7 @@ def probe_node(scan_env: bool) -> dict[str, Any]:
     return out
 
 
-def scan_node_env(sites: list[str]) -> list[Any]:
+def scan_node_env(sites: list[str]) -> list[ScanItem]:
     """The scan items (binary facts, metadata and bytes only) of this node's environment."""
     from cudafit.targets.cache import scan_cache
     from cudafit.targets.env import EnvironmentTarget

@@ -18,10 +18,13 @@ import os
 import socket
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudafit.errors import FleetError
 from cudafit.fleet.inventory import FleetInventory, FleetNode, NodeEnv, build_inventory, node_from_inventory
+
+if TYPE_CHECKING:
+    from cudafit.targets.interface import ScanItem
 
 __all__ = ["disconnect", "fetch_env_items", "ray_inventory"]
 
@@ -202,7 +205,7 @@ def ray_inventory(
             disconnect()
 
 
-def fetch_env_items(inv: FleetInventory, *, timeout: float = 600.0) -> dict[str, list[Any]]:
+def fetch_env_items(inv: FleetInventory, *, timeout: float = 600.0) -> dict[str, list[ScanItem]]:
     """Scan each distinct node environment once, on a node that has it: fingerprint -> scan items.
 
     Needs the Ray connection :func:`ray_inventory` kept open (``keep_connection=True``); closes it
@@ -222,7 +225,7 @@ def fetch_env_items(inv: FleetInventory, *, timeout: float = 600.0) -> dict[str,
                 refs[n.env.fingerprint] = remote.options(
                     num_cpus=0, num_gpus=0, max_retries=0, scheduling_strategy=strategy
                 ).remote(list(n.env.sites))
-        out: dict[str, list[Any]] = {}
+        out: dict[str, list[ScanItem]] = {}
         for fp, ref in refs.items():
             try:
                 out[fp] = ray.get(ref, timeout=timeout)
