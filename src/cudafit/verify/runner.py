@@ -359,54 +359,43 @@ def _run_device(
                 return
             if worker is None:
                 worker, why = _start(ordinal, env, command)
-                if worker is not None:
-                    live.add(worker)
                 if worker is None:
                     for rest in jobs[n:]:
                         put(Answer(rest.id, ordinal, "not-run", message=why))
                     return
-            if not worker.send(job):
-                put(Answer(job.id, ordinal, "crash", message=worker.death()))
+                live.add(worker)
+            answer = _ask(worker, job, ordinal, timeout)
+            put(answer)
+            if answer.outcome in ("timeout", "crash"):  # the worker is gone (or killed): the next job starts one
                 live.discard(worker)
                 worker.close(time.monotonic() + 1)
                 worker = None
-                continue
-            started = time.monotonic()
-            event = worker.next_event(started + timeout)
-            if isinstance(event, dict) and event.get("event") == "result" and event.get("id") == job.id:
-                name = str(event.get("name"))
-                if name == "not-recorded":  # a replay that has no answer for this module
-                    put(Answer(job.id, ordinal, "not-recorded", message=str(event.get("log") or "")))
-                    continue
-                code = int(event.get("code", -1))
-                put(
-                    Answer(
-                        job.id,
-                        ordinal,
-                        "answer",
-                        code if code >= 0 else None,
-                        name,
-                        event.get("seconds"),
-                        event.get("jit_ms"),
-                        str(event.get("log") or ""),
-                    )
-                )
-                continue
-            if isinstance(event, dict) and event.get("event") == "unreadable":
-                put(Answer(job.id, ordinal, "unreadable", message=str(event.get("message", ""))))
-                continue
-            if event == "timeout":
-                worker.kill()
-                put(Answer(job.id, ordinal, "timeout", seconds=timeout, message=f"no answer within {timeout:g} s"))
-            else:
-                put(Answer(job.id, ordinal, "crash", message=worker.death()))
-            live.discard(worker)
-            worker.close(time.monotonic() + 1)
-            worker = None
     finally:
         if worker is not None:
             live.discard(worker)
             worker.close(time.monotonic() + 30)
+
+
+def _ask(worker: _Worker, job: Job, ordinal: int, timeout: float) -> Answer:
+    """Send ``job`` and wait up to ``timeout`` for its answer; a worker that does not answer in time is killed."""
+    if not worker.send(job):
+        return Answer(job.id, ordinal, "crash", message=worker.death())
+    event = worker.next_event(time.monotonic() + timeout)
+    if isinstance(event, dict) and event.get("event") == "result" and event.get("id") == job.id:
+        name = str(event.get("name"))
+        if name == "not-recorded":  # a replay that has no answer for this module
+            return Answer(job.id, ordinal, "not-recorded", message=str(event.get("log") or ""))
+        code = int(event.get("code", -1))
+        log = str(event.get("log") or "")
+        return Answer(
+            job.id, ordinal, "answer", code if code >= 0 else None, name, event.get("seconds"), event.get("jit_ms"), log
+        )
+    if isinstance(event, dict) and event.get("event") == "unreadable":
+        return Answer(job.id, ordinal, "unreadable", message=str(event.get("message", "")))
+    if event == "timeout":
+        worker.kill()
+        return Answer(job.id, ordinal, "timeout", seconds=timeout, message=f"no answer within {timeout:g} s")
+    return Answer(job.id, ordinal, "crash", message=worker.death())
 
 
 def iter_answers(
