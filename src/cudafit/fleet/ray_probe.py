@@ -39,13 +39,13 @@ def _nvml_module() -> Any | None:
 
 def probe_node(scan_env: bool) -> dict[str, Any]:
     """This node's ``cudafit.gpus/1`` inventory, hostname and (``scan_env``) installed distributions."""
-    from cudafit import probe
+    from cudafit.probe import clear_cache, inventory_to_dict, probe_machine
 
-    probe.clear_cache()  # a worker process is reused: every fleet probe asks NVML afresh
-    inv = probe.probe_machine(nvml=_nvml_module())
+    clear_cache()  # a worker process is reused: every fleet probe asks NVML afresh
+    inv = probe_machine(nvml=_nvml_module())
     out: dict[str, Any] = {
         "hostname": socket.gethostname(),
-        "inventory": probe.inventory_to_dict(inv),
+        "inventory": inventory_to_dict(inv),
         "env": None,
     }
     if scan_env:

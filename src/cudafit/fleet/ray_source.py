@@ -65,7 +65,7 @@ def _connect(ray: Any, address: str | None, timeout: float) -> bool:
     _check_reachable(addr, timeout)
     import logging
 
-    import cudafit
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this cudafit, shipped to the nodes
 
     try:
         ray.init(
@@ -74,7 +74,7 @@ def _connect(ray: Any, address: str | None, timeout: float) -> bool:
             log_to_driver=False,
             logging_level=logging.ERROR,
             configure_logging=False,
-            runtime_env={"py_modules": [os.path.dirname(cudafit.__file__)]},
+            runtime_env={"py_modules": [package]},
             namespace="cudafit-fleet",
         )
     except ConnectionError as err:
