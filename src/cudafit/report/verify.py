@@ -46,7 +46,7 @@ def verify_document(result: Any) -> dict[str, Any]:
     modules = []
     disagreements = []
     for k, m in enumerate(result.modules):
-        t = m.target
+        t = m.module
         checks = []
         for gi, c in enumerate(m.checks):
             e = c.expectation

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the worker imports cudafit.verify.driver: keep this package's import light
     from cudafit.analysis import Analysis
     from cudafit.targets.interface import ScanItem
-    from cudafit.verify.plan import Expectation, ModuleTarget
+    from cudafit.verify.plan import Expectation, ModuleLoad
     from cudafit.verify.runner import Answer, DeviceInfo, Job, Listing
     from cudafit.verify.sources import ByteSources
 
@@ -46,7 +46,7 @@ class Check:
 class ModuleResult:
     """A module and its checks, one per GPU (in :attr:`VerifyResult.gpus` order)."""
 
-    target: ModuleTarget
+    module: ModuleLoad
     checks: tuple[Check, ...]
 
 
@@ -135,7 +135,7 @@ def run_verify(
     """
     from cudafit.analysis import analyze
     from cudafit.model import parse_driver_version
-    from cudafit.verify.plan import iter_module_targets
+    from cudafit.verify.plan import iter_module_loads
 
     asked = replace(
         listing, devices=_devices(listing, ordinals), driver_version=listing.driver_version or driver_version
@@ -145,11 +145,11 @@ def run_verify(
     origins: dict[str, str | None] = {}
     gpus = [d.gpu for d in asked.devices]
     analysis = analyze(_remember(items, origins), gpus, driver=driver, jit_allowed=jit_allowed, include_coverage=False)
-    targets = list(iter_module_targets(analysis, origins, driver=driver, jit_allowed=jit_allowed, jit=jit))
-    answers = _load(targets, asked.devices, options, env, progress)
+    loads = list(iter_module_loads(analysis, origins, driver=driver, jit_allowed=jit_allowed, jit=jit))
+    answers = _load(loads, asked.devices, options, env, progress)
     results = tuple(
         ModuleResult(t, tuple(Check(e, answers.get((n, gi))) for gi, e in enumerate(t.expectations)))
-        for n, t in enumerate(targets)
+        for n, t in enumerate(loads)
     )
     unreadable = tuple((f.path, f.error or "") for p in analysis.packages for f in p.unreadable)
     return VerifyResult(asked, options, results, _notes(analysis), unreadable)
@@ -183,7 +183,7 @@ def _notes(analysis: Analysis) -> tuple[str, ...]:
 
 
 def _load(
-    targets: Sequence[ModuleTarget],
+    loads: Sequence[ModuleLoad],
     devices: Sequence[DeviceInfo],
     options: LoadOptions,
     env: Mapping[str, str] | None,
@@ -196,16 +196,16 @@ def _load(
     answers: dict[tuple[int, int], Answer] = {}
     index = {d.ordinal: gi for gi, d in enumerate(devices)}
     with ByteSources() as sources:
-        jobs = _jobs(targets, devices, sources, answers)
+        jobs = _jobs(loads, devices, sources, answers)
         stream = iter_answers({o: js for o, js in jobs.items() if js}, timeout=options.timeout, env=env)
-        labelled: Iterable[_Labelled] = (_Labelled(a, targets[a.job].path) for a in stream)
+        labelled: Iterable[_Labelled] = (_Labelled(a, loads[a.job].path) for a in stream)
         for got in progress(labelled) if progress is not None else labelled:
             answers[(got.answer.job, index[got.answer.ordinal])] = got.answer
     return answers
 
 
 def _jobs(
-    targets: Sequence[ModuleTarget],
+    loads: Sequence[ModuleLoad],
     devices: Sequence[DeviceInfo],
     sources: ByteSources,
     answers: dict[tuple[int, int], Answer],
@@ -213,9 +213,9 @@ def _jobs(
     """The loads per device ordinal; a module whose bytes cannot be found is answered ``unreadable`` here."""
     from cudafit.verify.runner import Answer, Job
 
-    sources.prepare(t.origin or t.source for t in targets if any(e.load for e in t.expectations))
+    sources.prepare(t.origin or t.source for t in loads if any(e.load for e in t.expectations))
     jobs: dict[int, list[Job]] = {d.ordinal: [] for d in devices}
-    for n, t in enumerate(targets):
+    for n, t in enumerate(loads):
         if not any(e.load for e in t.expectations):
             continue
         path, why = sources.resolve(t.origin or t.source)

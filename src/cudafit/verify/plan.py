@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from cudafit.analysis import Analysis
     from cudafit.rules.engine import ModuleVerdict
 
-__all__ = ["SKIP_MEANINGS", "Expectation", "ModuleTarget", "expectation_for", "iter_module_targets", "module_kind"]
+__all__ = ["SKIP_MEANINGS", "Expectation", "ModuleLoad", "expectation_for", "iter_module_loads", "module_kind"]
 
 #: The CUresult a module's code alone implies when the driver refuses it, by the decisive reason code;
 #: any other refusal is CUDA_ERROR_NO_BINARY_FOR_GPU (209).
@@ -61,8 +61,8 @@ class Expectation:
 
 
 @dataclass(frozen=True)
-class ModuleTarget:
-    """One module: where its bytes are, its code, and one :class:`Expectation` per GPU."""
+class ModuleLoad:
+    """One module as verify loads it: where its bytes are, its code, and one :class:`Expectation` per GPU."""
 
     package: str
     version: str | None
@@ -123,14 +123,14 @@ def _iter_units(facts: BinaryFacts) -> Iterator[BinaryFacts]:
         yield from _iter_units(member)
 
 
-def iter_module_targets(
+def iter_module_loads(
     analysis: Analysis,
     origins: Mapping[str, str | None],
     *,
     driver: DriverVersion | None,
     jit_allowed: bool,
     jit: bool,
-) -> Iterator[ModuleTarget]:
+) -> Iterator[ModuleLoad]:
     """Every module of the analysed packages, with its expectation on each of ``analysis.gpus``.
 
     ``origins`` maps a scanned item's path to where its bytes are when that path is only a display
@@ -157,7 +157,7 @@ def iter_module_targets(
                         role = None if m.embedded and not m.loaded else roles[gi].get((unit.path, i))
                         expectations.append(expectation_for(m, role, raw, jit=jit))
                     code = [e for e in m.entries if e.kind in (EntryKind.SASS, EntryKind.PTX)]
-                    yield ModuleTarget(
+                    yield ModuleLoad(
                         package=p.name,
                         version=p.version,
                         path=unit.path,
