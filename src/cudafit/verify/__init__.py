@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:  # the worker imports cudafit.verify.driver: keep this package's import light
     from cudafit.analysis import Analysis
@@ -33,7 +33,7 @@ class Check:
     answer: Answer | None
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Literal["agree", "disagree", "no-answer", "skipped"]:
         """``agree``, ``disagree``, ``no-answer`` (timeout, crash, unreadable...) or ``skipped``."""
         if self.answer is None:
             return "skipped"

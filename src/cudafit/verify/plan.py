@@ -39,6 +39,9 @@ __all__ = ["SKIP_MEANINGS", "Expectation", "ModuleLoad", "expectation_for", "ite
 #: any other refusal is CUDA_ERROR_NO_BINARY_FOR_GPU (209).
 _REFUSALS = {"ptx-isa-too-new-for-driver": result_name(222), "jit-disabled": result_name(223)}
 
+#: How a module's bytes are handed to the driver: a fatbin, a bare cubin, or PTX text (NUL-terminated).
+ModuleKind = Literal["fatbin", "cubin", "ptx"]
+
 #: Why a module is not loaded on a GPU (the ``skip`` of an :class:`Expectation`).
 Skip = Literal["relocatable", "no-loadable-code", "ptx-jit-only"]
 SKIP_MEANINGS: dict[str, str] = {
@@ -57,7 +60,7 @@ class Expectation:
     expected: str | None  # the CUresult name the driver should return; None when the module is not loaded
     load: bool
     skip: Skip | None = None  # why the module is not loaded
-    serves: str | None = None  # the code the driver should use: "sass", "ptx" (a JIT), None (nothing)
+    serves: Literal["sass", "ptx"] | None = None  # the code the driver should use (ptx: a JIT); None: nothing
 
 
 @dataclass(frozen=True)
@@ -69,7 +72,7 @@ class ModuleLoad:
     path: str  # the file (or archive member) holding the module
     index: int  # position among the modules of that file or member
     section: str | None
-    kind: str  # "fatbin" | "cubin" | "ptx"
+    kind: ModuleKind
     source: str  # the scanned item whose byte stream ``offset`` counts in
     origin: str | None  # where ``source``'s bytes really are, when ``source`` is a display name
     offset: int
@@ -84,7 +87,7 @@ class ModuleLoad:
         return ", ".join(self.sass + self.ptx) or "-"
 
 
-def module_kind(module: Module) -> str:
+def module_kind(module: Module) -> ModuleKind:
     """``cubin``/``ptx`` for a bare file (its one entry is the whole file), else ``fatbin``."""
     if len(module.entries) == 1 and module.entries[0].header_size == 0:
         return "ptx" if module.entries[0].kind is EntryKind.PTX else "cubin"

@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from cudafit.errors import DriverUnavailableError
 from cudafit.model import Gpu, parse_compute_capability
@@ -107,6 +107,10 @@ class Job:
     text: bool = False
 
 
+#: What became of one load (see :class:`Answer`).
+Outcome = Literal["answer", "timeout", "crash", "unreadable", "not-recorded", "not-run"]
+
+
 @dataclass(frozen=True)
 class Answer:
     """The driver's answer for one job on one device, or why there is none.
@@ -118,7 +122,7 @@ class Answer:
 
     job: int
     ordinal: int
-    outcome: str
+    outcome: Outcome
     code: int | None = None
     name: str | None = None
     seconds: float | None = None
