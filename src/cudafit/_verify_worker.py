@@ -27,15 +27,16 @@ import os
 import signal
 import sys
 import time
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from cudafit.model import JsonDict
     from cudafit.verify.driver import CtypesDriver, ReplayDriver
 
 __all__ = ["main"]
 
 
-def _emit(out: IO[str], obj: dict[str, Any]) -> None:
+def _emit(out: IO[str], obj: JsonDict) -> None:
     out.write(json.dumps(obj) + "\n")
     out.flush()
 

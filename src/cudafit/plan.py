@@ -24,9 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from cudafit.model import ComputeCapability, CudaVersion, Gpu
+from cudafit.model import ComputeCapability, CudaVersion, Gpu, JsonDict
 
 __all__ = [
     "ArchTarget",
@@ -97,7 +96,7 @@ class Plan:
     explanations: tuple[str, ...]
     problems: tuple[str, ...] = field(default=())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """``cudafit.plan/1``."""
         return {
             "schema": "cudafit.plan/1",

@@ -15,9 +15,9 @@ import functools
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from cudafit.model import ComputeCapability, DriverVersion, Gpu
+from cudafit.model import ComputeCapability, DriverVersion, Gpu, JsonDict
 
 if TYPE_CHECKING:
     from cudafit.probe import GpuDevice, Inventory
@@ -80,7 +80,7 @@ class FleetGpu:
         when the compute capability is unknown (such a node is never judged)."""
         return None if self.compute_capability is None else Gpu(self.name, self.compute_capability)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """JSON form."""
         return {
             "name": self.name,
@@ -105,7 +105,7 @@ class NodeEnv:
         text = "\n".join(f"{n}=={v}" for n, v in self.packages)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """JSON form."""
         return {
             "python": self.python,
@@ -146,7 +146,7 @@ class FleetNode:
         env = self.env.fingerprint if with_env and self.env is not None else None
         return models, str(self.driver) if self.driver else None, env
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """JSON form."""
         return {
             "name": self.name,
@@ -199,7 +199,7 @@ class NodeClass:
         """Whether any node of the class has MIG enabled."""
         return any(g.mig_enabled for n in self.nodes for g in n.gpus)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """JSON form (nodes by name)."""
         return {
             "id": self.id,
@@ -293,7 +293,7 @@ class FleetInventory:
             out[n.status] = out.get(n.status, 0) + 1
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """``cudafit.fleet/1``."""
         from cudafit import __version__
 

@@ -14,6 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from cudafit.model import JsonDict
     from cudafit.targets.interface import ScanItem
 
 __all__ = ["probe_node", "scan_node_env"]
@@ -37,13 +38,13 @@ def _nvml_module() -> Any | None:
     return None
 
 
-def probe_node(scan_env: bool) -> dict[str, Any]:
+def probe_node(scan_env: bool) -> JsonDict:
     """This node's ``cudafit.gpus/1`` inventory, hostname and (``scan_env``) installed distributions."""
     from cudafit.probe import clear_cache, inventory_to_dict, probe_machine
 
     clear_cache()  # a worker process is reused: every fleet probe asks NVML afresh
     inv = probe_machine(nvml=_nvml_module())
-    out: dict[str, Any] = {
+    out: JsonDict = {
         "hostname": socket.gethostname(),
         "inventory": inventory_to_dict(inv),
         "env": None,

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import IO, Any, Literal
 
 from cudafit.errors import DriverUnavailableError
-from cudafit.model import Gpu, parse_compute_capability
+from cudafit.model import Gpu, JsonDict, parse_compute_capability
 
 __all__ = [
     "Answer",
@@ -65,7 +65,7 @@ class DeviceInfo:
         """The driver's name for the device (``cuDeviceGetName``)."""
         return self.gpu.name
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """JSON form."""
         return {
             "ordinal": self.ordinal,
@@ -154,7 +154,7 @@ def worker_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _last_event(text: str) -> dict[str, Any] | None:
+def _last_event(text: str) -> JsonDict | None:
     for line in reversed(text.strip().splitlines()):
         try:
             obj = json.loads(line)
@@ -227,7 +227,7 @@ class _Worker:
         line, _, self._buf = self._buf.partition(b"\n")
         return line + b"\n"
 
-    def next_event(self, deadline: float) -> dict[str, Any] | str:
+    def next_event(self, deadline: float) -> JsonDict | str:
         """The next protocol event, or ``"timeout"`` / ``"eof"``."""
         while True:
             line = self.readline(deadline)
