@@ -25,6 +25,8 @@ import jsonschema
 import lz4.block
 import pytest
 import zstandard
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from builders import BASE_FLAGS, entry, fatbin
 from cudafit.binary import EntryKind, inspect_bytes, inspect_path, inspect_stream, read_entry_payload
@@ -495,3 +497,76 @@ def test_an_image_layer_member_is_read_again_too(tmp_path: Path, monkeypatch: py
     image = docker_save(tmp_path / "img.tar", [gzip.compress(layer.getvalue())])
     (item,) = [i for i in ImageTarget(str(image)).iter_items() if i.facts.modules]
     assert _summary(item.facts) == _summary(inspect_path(LIB)) and not item.facts.fallbacks
+
+
+# --------------------------------------------------------------------------- the import check itself
+
+_NAMES_DRAWN = [
+    "cuModuleLoadData", "cuModuleLoadDataEx", "cuModuleLoadFatBinary", "cuLibraryLoadData",  # the loaders
+    "cuModuleLoad", "cuModuleLoadDat", "cuModuleLoadDataExt", "cuLibraryLoadDataEx", "cuLibraryLoadFromFile",
+    "cuMemAlloc", "cuLaunchKernel", "cudaMalloc", "calloc", "c", "cu", "", "_ZN2at6Tensor4sizeEv", "malloc",
+]  # fmt: skip
+
+
+def _reference_loaders(data: bytes, dynsym: Any, strtab: Any, count: int, bits: int) -> tuple[str, ...]:
+    """What the ELF specification says, one symbol at a time: the names of the undefined symbols
+    (st_shndx SHN_UNDEF) among the first ``count``, read up to their NUL inside the string table."""
+    entsize, shndx_at = (24, 6) if bits == 64 else (16, 14)
+    found = set()
+    for i in range(count):
+        st_name = struct.unpack_from("<I", data, dynsym.offset + i * entsize)[0]
+        shndx = struct.unpack_from("<H", data, dynsym.offset + i * entsize + shndx_at)[0]
+        if shndx or st_name >= strtab.size:
+            continue
+        raw = data[strtab.offset + st_name : strtab.end]
+        found.add(raw.split(b"\0", 1)[0].decode("latin-1") if b"\0" in raw else None)
+    from cudafit.binary.loaders import MODULE_LOADERS
+
+    return tuple(n for n in MODULE_LOADERS if n in found)
+
+
+@given(
+    symbols=st.lists(
+        st.tuples(st.sampled_from(_NAMES_DRAWN), st.booleans(), st.integers(-3, 3)), min_size=0, max_size=40
+    ),
+    bits=st.sampled_from([32, 64]),
+    hashed=st.integers(0, 41),
+    tail_merge=st.booleans(),
+)
+@settings(max_examples=300, deadline=None)
+def test_the_import_check_equals_the_plain_reading(
+    symbols: list[tuple[str, bool, int]], bits: int, hashed: int, tail_merge: bool
+) -> None:
+    """The C-level gather of first bytes finds exactly what reading each import's name finds: names
+    starting 'c' that are not loaders, defined loaders (a shim), names that are suffixes of others
+    (linkers merge tails), st_name past the table (then the careful reading), the .gnu.hash head."""
+    from cudafit.binary._elf import Section
+    from cudafit.binary.loaders import module_loaders
+
+    strings = bytearray(b"\0")
+    offsets: list[int] = []
+    for name, _defined, skew in symbols:
+        raw = name.encode() + b"\0"
+        at = strings.find(raw) if tail_merge else -1
+        if at < 0:
+            at = len(strings)
+            strings += (b"x" if tail_merge and name else b"") + raw  # 'x' + name: the name is its tail
+            at += 1 if tail_merge and name else 0
+        offsets.append(at + (skew * 1000 if abs(skew) == 3 else 0))  # +-3: past the table (or wraps)
+    entsize = 24 if bits == 64 else 16
+    table = bytearray(entsize)  # symbol 0: the null symbol
+    for (_name, defined, _skew), st_name in zip(symbols, offsets, strict=True):
+        entry = bytearray(entsize)
+        struct.pack_into("<I", entry, 0, st_name % (1 << 32))
+        struct.pack_into("<H", entry, 6 if bits == 64 else 14, 12 if defined else 0)
+        table += entry
+    count = len(symbols) + 1
+    gnu = struct.pack("<IIII", 1, hashed, 1, 6) if 0 < hashed <= count else b""
+    data = b"\x7fELF" + bytes(table) + bytes(strings) + gnu + b"\0" * 8
+    dynsym = Section(".dynsym", 11, 2, 4, len(table), 1, 0, entsize)
+    dynstr = Section(".dynstr", 3, 2, 4 + len(table), len(strings), 0, 0, 0)
+    sections = [dynsym, dynstr]
+    if gnu:
+        sections.append(Section(".gnu.hash", 0x6FFFFFF6, 2, dynstr.end, len(gnu), 0, 0, 0))
+    head = hashed if gnu else count
+    assert module_loaders(data, sections, bits) == _reference_loaders(data, dynsym, dynstr, head, bits)
