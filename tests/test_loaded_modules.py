@@ -532,14 +532,17 @@ def _reference_loaders(data: bytes, dynsym: Any, strtab: Any, count: int, bits: 
     bits=st.sampled_from([32, 64]),
     hashed=st.integers(0, 41),
     tail_merge=st.booleans(),
+    search_first=st.booleans(),
 )
 @settings(max_examples=300, deadline=None)
 def test_the_import_check_equals_the_plain_reading(
-    symbols: list[tuple[str, bool, int]], bits: int, hashed: int, tail_merge: bool
+    symbols: list[tuple[str, bool, int]], bits: int, hashed: int, tail_merge: bool, search_first: bool
 ) -> None:
-    """The C-level gather of first bytes finds exactly what reading each import's name finds: names
-    starting 'c' that are not loaders, defined loaders (a shim), names that are suffixes of others
-    (linkers merge tails), st_name past the table (then the careful reading), the .gnu.hash head."""
+    """The string-table search and the C-level gather of first bytes find exactly what reading each
+    import's name finds: names starting 'c' that are not loaders, defined loaders (a shim), names that
+    are suffixes of others (linkers merge tails), st_name past the table (then the careful reading),
+    the .gnu.hash head."""
+    from cudafit.binary import loaders as loaders_mod
     from cudafit.binary._elf import Section
     from cudafit.binary.loaders import module_loaders
 
@@ -569,4 +572,9 @@ def test_the_import_check_equals_the_plain_reading(
     if gnu:
         sections.append(Section(".gnu.hash", 0x6FFFFFF6, 2, dynstr.end, len(gnu), 0, 0, 0))
     head = hashed if gnu else count
-    assert module_loaders(data, sections, bits) == _reference_loaders(data, dynsym, dynstr, head, bits)
+    saved = loaders_mod._SEARCH_PER_IMPORT
+    loaders_mod._SEARCH_PER_IMPORT = saved if search_first else 0  # 0: always the gather
+    try:
+        assert module_loaders(data, sections, bits) == _reference_loaders(data, dynsym, dynstr, head, bits)
+    finally:
+        loaders_mod._SEARCH_PER_IMPORT = saved
