@@ -25,7 +25,7 @@ import jsonschema
 import lz4.block
 import pytest
 import zstandard
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from builders import BASE_FLAGS, entry, fatbin
@@ -534,6 +534,10 @@ def _reference_loaders(data: bytes, dynsym: Any, strtab: Any, count: int, bits: 
     tail_merge=st.booleans(),
     search_first=st.booleans(),
 )
+@example([("cuLibraryLoadData", False, 0)], 64, 0, False, True)  # one loader alone, each path
+@example([("cuModuleLoadFatBinary", False, 0), ("calloc", False, 0)], 32, 0, True, True)
+@example([("cuModuleLoadDataEx", False, 0), ("cuModuleLoadData", True, 0)], 64, 0, True, False)
+@example([("cuModuleLoadData", False, 3)], 64, 0, False, False)  # past the table: not a name
 @settings(max_examples=300, deadline=None)
 def test_the_import_check_equals_the_plain_reading(
     symbols: list[tuple[str, bool, int]], bits: int, hashed: int, tail_merge: bool, search_first: bool
