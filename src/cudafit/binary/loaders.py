@@ -28,6 +28,7 @@ __all__ = [
     "is_data_section",
     "loader_names_at",
     "module_loaders",
+    "pe_module_loaders",
 ]
 
 #: Entry points that load a module from memory.  ``cuModuleLoad`` and ``cuLibraryLoadFromFile`` read
@@ -105,9 +106,10 @@ def module_loaders(buf: Buffer, sections: list[Section], bits: int) -> tuple[str
         for _ in range(firsts.count(_C)):  # imports starting with "c"
             at = firsts.index(_C, at + 1)
             name = names[at]
-            if bytes(strings[name : name + 3]) in _HEADS and not struct.unpack_from(
-                "<H", table, at * entsize + shndx_at
-            )[0]:
+            if (
+                bytes(strings[name : name + 3]) in _HEADS
+                and not struct.unpack_from("<H", table, at * entsize + shndx_at)[0]
+            ):
                 found |= loader_names_at(bytes(strings[name : name + NAME_SPAN]))  # an import (undefined)
     return tuple(n for n in MODULE_LOADERS if n in found)
 
@@ -164,3 +166,91 @@ def import_name_offsets(table: bytes, bits: int) -> list[int]:
 def loader_names_at(head: bytes) -> set[str]:
     """The :data:`MODULE_LOADERS` a NUL-terminated name starting ``head`` is (at most one)."""
     return {name for needle, name in _NAMES.items() if head.startswith(needle)}
+
+
+# --------------------------------------------------------------------------- PE (Windows DLLs)
+
+#: The CUDA driver's library on Windows (CUDA Driver API: "cuda.dll" / nvcuda.dll in System32).
+PE_DRIVER_DLL = "nvcuda.dll"
+_PE_MAX_DESCRIPTORS = 4096  # import descriptors (one per DLL); a real DLL has tens
+_PE_MAX_THUNKS = 1 << 16  # names imported from one DLL
+_PE_NAME_MAX = 256
+
+
+def pe_module_loaders(buf: Buffer, origin: int, size: int, pe_off: int) -> tuple[str, ...]:
+    """The :data:`MODULE_LOADERS` a PE file imports from ``nvcuda.dll``, by name, from its import table
+    and its delay-load import table (PE/COFF: "The .idata Section" and "Delay-Load Import Tables",
+    https://learn.microsoft.com/en-us/windows/win32/debug/pe-format).
+
+    PE imports name their DLL, so unlike ELF only the driver's own imports are read: a few dozen names
+    at most.  Reading stops at the first bound a table breaks (bytes only, never an error).
+    """
+    try:
+        return _pe_loaders(buf, origin, size, pe_off)
+    except (struct.error, IndexError, ValueError):
+        return ()
+
+
+def _pe_loaders(buf: Buffer, origin: int, size: int, pe_off: int) -> tuple[str, ...]:
+    count, opt_size = struct.unpack_from("<2xH12xH", buf, origin + pe_off + 4)
+    opt = origin + pe_off + 24
+    magic = struct.unpack_from("<H", buf, opt)[0]
+    if magic not in (0x10B, 0x20B) or opt_size < (96 if magic == 0x10B else 112):
+        return ()
+    wide = magic == 0x20B  # PE32+: 8-byte thunks, data directories 16 bytes further
+    dirs = opt + (112 if wide else 96)
+    ndirs = struct.unpack_from("<I", buf, dirs - 4)[0]
+    table = opt + opt_size
+    spans: list[tuple[int, int, int, int]] = [
+        struct.unpack_from("<8xIIII", buf, table + 40 * i) for i in range(min(count, 96))
+    ]
+
+    def at(rva: int) -> int:
+        """File offset (absolute in ``buf``) of an RVA, through the section holding it."""
+        for vsize, va, raw_size, raw_ptr in spans:
+            if va <= rva < va + max(vsize, raw_size) and rva - va < raw_size and raw_ptr + raw_size <= size:
+                return origin + raw_ptr + rva - va
+        raise ValueError(rva)
+
+    def cstr(rva: int) -> bytes:
+        start = at(rva)
+        raw = bytes(buf[start : start + _PE_NAME_MAX])
+        return raw.split(b"\0", 1)[0]
+
+    found: set[str] = set()
+
+    def names(thunks_rva: int) -> None:
+        step, ordinal = (8, 1 << 63) if wide else (4, 1 << 31)
+        pos = at(thunks_rva)
+        for _ in range(_PE_MAX_THUNKS):
+            (thunk,) = struct.unpack_from("<Q" if wide else "<I", buf, pos)
+            if not thunk:
+                return
+            if not thunk & ordinal:  # by name: an RVA to a 2-byte hint and the name
+                found.update(loader_names_at(cstr(thunk + 2) + b"\0"))
+            pos += step
+
+    for index, entry_size in ((1, 20), (13, 32)):  # the import table, the delay-load import table
+        if index >= ndirs:
+            continue
+        rva, dir_size = struct.unpack_from("<II", buf, dirs + 8 * index)
+        if not rva or not dir_size:
+            continue
+        pos = at(rva)
+        for _ in range(_PE_MAX_DESCRIPTORS):
+            fields = struct.unpack_from("<5I" if entry_size == 20 else "<8I", buf, pos)
+            if not any(fields):
+                break
+            if entry_size == 20:  # OriginalFirstThunk, TimeDateStamp, ForwarderChain, Name, FirstThunk
+                dll, lookup = fields[3], fields[0] or fields[4]
+            elif fields[0] & 1:  # Attributes (1: RVAs), DllName, ModuleHandle, IAT, ImportNameTable, ...
+                dll, lookup = fields[1], fields[4]
+            else:  # pragma: no cover - Visual C++ 6 delay-load tables hold addresses, not RVAs
+                dll = lookup = 0
+            try:
+                if dll and cstr(dll).lower() == PE_DRIVER_DLL.encode():
+                    names(lookup)
+            except (struct.error, ValueError):  # this DLL's names out of bounds: the others are still read
+                pass
+            pos += entry_size
+    return tuple(n for n in MODULE_LOADERS if n in found)
