@@ -655,3 +655,20 @@ def test_a_cut_dll_is_read_without_error(cut: int) -> None:
     """Cut anywhere (optional header, section table, import table, names): bytes only, no exception."""
     facts = inspect_bytes(_pe_importing("nvcuda.dll", ["cuModuleLoadData"])[:cut], "x.dll")
     assert facts.module_loaders in ((), ("cuModuleLoadData",))
+
+
+@pytest.mark.parametrize(
+    ("head", "said"),
+    [
+        (b"//\n//\n\n.version 8.5\n.target sm_90a\n.address_size 64\n", ((8, 5), 90, ArchVariant.ARCH_SPECIFIC)),
+        (b".version 8.8\n.target sm_100f\n", ((8, 8), 100, ArchVariant.FAMILY)),
+        (b".version 8.8\n.target sm_10", None),  # cut inside the arch: sm_10 is not what it says
+        (b".version 8.8\n.target sm_100", None),  # cut before a possible a/f
+        (b".target sm_90\n.version 8", None),
+    ],
+)
+def test_a_ptx_head_cut_inside_a_directive_is_not_read(head: bytes, said: object) -> None:
+    """The first look at a PTX payload is short (128 bytes); a directive it cuts waits for the second."""
+    from cudafit.binary.refine import parse_ptx_head
+
+    assert parse_ptx_head(head) == said
