@@ -107,9 +107,10 @@ def _said(entry: FatbinEntry) -> str:
 
 def refine_module(buf: Buffer, module: Module, base: int = 0) -> Module:
     """``module`` with every entry that :func:`wants_payload_head` refined from its payload."""
-    if not any(wants_payload_head(e) for e in module.entries):
+    wanted = [wants_payload_head(e) for e in module.entries]  # once per entry: modules hold thousands
+    if not any(wanted):
         return module
-    entries = tuple(refine_entry(buf, e, base) if wants_payload_head(e) else e for e in module.entries)
+    entries = tuple(refine_entry(buf, e, base) if w else e for e, w in zip(module.entries, wanted, strict=True))
     return Module(module.offset, module.size, module.section, entries)
 
 
