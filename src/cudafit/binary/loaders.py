@@ -36,7 +36,6 @@ __all__ = [
 MODULE_LOADERS = ("cuModuleLoadData", "cuModuleLoadDataEx", "cuModuleLoadFatBinary", "cuLibraryLoadData")
 _NAMES = {name.encode() + b"\0": name for name in MODULE_LOADERS}
 _LONGEST = max(len(k) for k in _NAMES)
-_C = ord("c")
 #: Every loader's name holds one of these.  Searching a string table costs ~0.5 ns a byte for both, the
 #: gather ~40 ns an import: up to this many bytes per import, the table is searched first.
 _NEEDLES = (b"cuModuleLoad", b"cuLibraryLoadData")
@@ -102,15 +101,15 @@ def module_loaders(buf: Buffer, sections: list[Section], bits: int) -> tuple[str
         if firsts is None:  # a name past the string table: the careful reading below skips it
             return _loaders_by_name(buf, table, strtab, bits)
         shndx_at = 6 if bits == 64 else 14
-        at = -1
-        for _ in range(firsts.count(_C)):  # imports starting with "c"
-            at = firsts.index(_C, at + 1)
+        at = firsts.find(b"c")
+        while at >= 0:  # imports starting with "c": tens to hundreds
             name = names[at]
             if (
                 bytes(strings[name : name + 3]) in _HEADS
                 and not struct.unpack_from("<H", table, at * entsize + shndx_at)[0]
             ):
                 found |= loader_names_at(bytes(strings[name : name + NAME_SPAN]))  # an import (undefined)
+            at = firsts.find(b"c", at + 1)
     return tuple(n for n in MODULE_LOADERS if n in found)
 
 
@@ -125,15 +124,14 @@ def _name_column(table: bytes, bits: int) -> array[int]:
     return column[0 :: entsize // 4]
 
 
-def _first_bytes(names: array[int], strings: memoryview) -> tuple[int, ...] | None:
+def _first_bytes(names: array[int], strings: memoryview) -> bytes | None:
     """The first byte of each name (offsets into ``strings``), gathered by ``operator.itemgetter`` in C
     (a Python loop costs ~0.15 us per import: 0.9 ms for libtorch_python.so's 5,748).  None when a name
     lies past the table (a malformed or cut file)."""
     try:
         if len(names) == 1:
-            return (strings[names[0]],)
-        gathered: tuple[int, ...] = operator.itemgetter(*names)(strings)
-        return gathered
+            return bytes((strings[names[0]],))
+        return bytes(operator.itemgetter(*names)(strings))
     except IndexError:
         return None
 
