@@ -508,7 +508,7 @@ _NAMES_DRAWN = [
 ]  # fmt: skip
 
 
-def _reference_loaders(data: bytes, dynsym: Any, strtab: Any, count: int, bits: int) -> tuple[str, ...]:
+def _reference_loaders(data: Any, dynsym: Any, strtab: Any, count: int, bits: int) -> tuple[str, ...]:
     """What the ELF specification says, one symbol at a time: the names of the undefined symbols
     (st_shndx SHN_UNDEF) among the first ``count``, read up to their NUL inside the string table."""
     entsize, shndx_at = (24, 6) if bits == 64 else (16, 14)
@@ -518,8 +518,9 @@ def _reference_loaders(data: bytes, dynsym: Any, strtab: Any, count: int, bits: 
         shndx = struct.unpack_from("<H", data, dynsym.offset + i * entsize + shndx_at)[0]
         if shndx or st_name >= strtab.size:
             continue
-        raw = data[strtab.offset + st_name : strtab.end]
-        found.add(raw.split(b"\0", 1)[0].decode("latin-1") if b"\0" in raw else None)
+        start = strtab.offset + st_name
+        end = data.find(b"\0", start, strtab.end)
+        found.add(bytes(data[start:end]).decode("latin-1") if end >= 0 else None)
     from cudafit.binary.loaders import MODULE_LOADERS
 
     return tuple(n for n in MODULE_LOADERS if n in found)
