@@ -8,7 +8,10 @@ https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__LIBRARY.html).  Tensor
 ``libtensorflow_cc.so.2`` keeps 1,149 fatbins of generated elementwise kernels in ``.rodata`` and
 imports ``cuModuleLoadData``.  A file that imports one of :data:`MODULE_LOADERS` (an *undefined*
 dynamic symbol: a library that defines them, such as a driver shim, does not count) has its data
-sections read whole; a file without that evidence pays a look at the first bytes of each of its imports.
+sections read whole; a file without that evidence pays the import check (:func:`module_loaders`).  ELF
+allows no cheaper exact gate: ``.gnu.hash`` indexes only defined symbols, and an import does not name
+the library defining it (TensorFlow's is its own ``libtensorflow_framework.so.2``, not ``libcuda.so.1``).
+A Windows DLL does name it (:func:`pe_module_loaders`: imports from ``nvcuda.dll``).
 """
 
 from __future__ import annotations
