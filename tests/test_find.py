@@ -257,54 +257,6 @@ def test_no_gpu_is_a_usage_error(tmp_path: Path) -> None:
     assert "no GPU found" in proc.stderr
 
 
-def test_ecosystem_table_matches_schema_and_toolkits() -> None:
-    from importlib import resources
-
-    from jsonschema import Draft202012Validator
-
-    from cudafit.model import parse_driver_version
-    from cudafit.rules.ecosystem import load_ecosystem
-
-    data = resources.files("cudafit.rules").joinpath("data")
-    schema = json.loads(data.joinpath("ecosystem.schema.json").read_text(encoding="utf-8"))
-    Draft202012Validator.check_schema(schema)
-    doc = json.loads(data.joinpath("ecosystem.json").read_text(encoding="utf-8"))
-    assert list(Draft202012Validator(schema).iter_errors(doc)) == []
-    eco = load_ecosystem()
-    # uv's auto picks from the driver alone: cu130 on 580, cu129 on 570 (astral-sh/uv#14742)
-    assert eco.uv_auto_pick(parse_driver_version("580.95.05")).name == "cu130"  # type: ignore[union-attr]
-    assert eco.uv_auto_pick(parse_driver_version("570.86.10")).name == "cu129"  # type: ignore[union-attr]
-    assert eco.is_torch_ecosystem("FBGEMM_GPU")
-
-
-def test_ecosystem_table_is_checked_against_nvidias_tables(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cudafit.errors import RuleDataError
-    from cudafit.rules import ecosystem
-
-    real = ecosystem.resources.files
-
-    class Patched:
-        def __init__(self, text: str) -> None:
-            self.text = text
-
-        def joinpath(self, *_a: str) -> Patched:
-            return self
-
-        def read_text(self, encoding: str = "utf-8") -> str:
-            return self.text
-
-    doc = json.loads(real("cudafit.rules").joinpath("data", "ecosystem.json").read_text(encoding="utf-8"))
-    doc["cuda_variants"][0]["lowest_arch"] = "sm_50"  # cu130 cannot target sm_50: toolkits.json says sm_75
-    monkeypatch.setattr(ecosystem.resources, "files", lambda _pkg: Patched(json.dumps(doc)))
-    ecosystem.load_ecosystem.cache_clear()
-    try:
-        with pytest.raises(RuleDataError, match="lowest arch"):
-            ecosystem.load_ecosystem()
-    finally:
-        monkeypatch.undo()
-        ecosystem.load_ecosystem.cache_clear()
-
-
 def test_cuda_pins_from_metadata_cuda12_and_cuda13_styles() -> None:
     from cudafit.find import _cuda_pins
 

@@ -22,6 +22,7 @@ from cudafit.binary.facts import BinaryFacts
 from cudafit.model import ComputeCapability, CudaVersion, PtxIsaVersion
 from cudafit.plan import ArchTarget, format_arch_targets
 from cudafit.rules import tables
+from cudafit.rules.ecosystem import CudaVariant, load_ecosystem, normalize_project
 
 __all__ = [
     "CMAKE",
@@ -40,15 +41,6 @@ __all__ = [
     "sdist_published",
 ]
 
-PYTORCH_INDEX = "https://download.pytorch.org/whl/"
-#: PyTorch's per-CUDA indexes for current releases (https://pytorch.org/get-started/locally/).
-_PYTORCH_INDEXES = (CudaVersion(12, 6), CudaVersion(12, 8), CudaVersion(13, 0))
-#: Distributions published on those indexes beside torch (install docs of FBGEMM, TorchRec, xformers).
-_ON_PYTORCH_INDEX = frozenset(
-    {"torch", "torchvision", "torchaudio", "fbgemm-gpu", "fbgemm-gpu-genai", "torchrec", "xformers"}
-)
-# Distributions only NVIDIA or the framework can rebuild: never suggest a source build for them.
-_BINARY_ONLY = frozenset({"torch", "pytorch", "triton", "pytorch-triton", "tensorrt", "tensorrt-cu12", "tensorrt-cu13"})
 _NO_CODE = frozenset(
     {
         "no-compatible-code",
@@ -133,7 +125,7 @@ _TORCH_LIBS = re.compile(r"^lib(?:c10|c10_cuda|torch|torch_cuda|torch_cpu|torch_
 def build_switch_of(package: str, files: Iterable[BinaryFacts]) -> BuildSwitch:
     """The switch a rebuild of ``package`` must set: its own (:data:`OWN_SWITCHES`), PyTorch's when its
     binaries are PyTorch extensions (they link libc10/libtorch), else CMake's."""
-    name = _normalise(package)
+    name = normalize_project(package)
     for key, switch in OWN_SWITCHES.items():
         if name == key or (key.endswith("*") and name.startswith(key[:-1])):
             return switch
@@ -153,7 +145,7 @@ def sdist_published(package: str, version: str) -> bool | None:
 
     from cudafit.targets.cache import cache_dir
 
-    key = f"{_normalise(package)}=={version}"
+    key = f"{normalize_project(package)}=={version}"
     path = os.path.join(cache_dir(), "pypi-sdists.json")
     try:
         with open(path, encoding="utf-8") as fh:
@@ -164,7 +156,7 @@ def sdist_published(package: str, version: str) -> bool | None:
         return bool(known[key])
     if os.environ.get("CUDAFIT_OFFLINE") == "1":
         return None
-    url = f"https://pypi.org/pypi/{_normalise(package)}/{version}/json"
+    url = f"https://pypi.org/pypi/{normalize_project(package)}/{version}/json"
     try:
         with urllib.request.urlopen(url, timeout=5) as resp:
             doc = json.load(resp)
@@ -190,11 +182,6 @@ class CudaMajor:
 
     major: int
     evidence: str
-
-
-def _normalise(name: str) -> str:
-    """PEP 503 name normalisation: ``fbgemm_gpu`` and ``fbgemm-gpu`` are one distribution."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _iter_units(facts: Iterable[BinaryFacts]) -> Iterable[BinaryFacts]:
@@ -294,22 +281,24 @@ def min_driver_for_ptx_isa(isa: PtxIsaVersion) -> tuple[CudaVersion, str] | None
     return None
 
 
-def _pytorch_indexes(cc: ComputeCapability, major: int | None, *, oldest_first: bool) -> list[str]:
-    """PyTorch's CUDA indexes whose toolkit can build for ``cc`` (of ``major`` if given)."""
+def _pytorch_indexes(cc: ComputeCapability, major: int | None, *, oldest_first: bool) -> list[CudaVariant]:
+    """The current PyTorch release's CUDA variants whose toolkit can build for ``cc`` (of ``major`` if given)."""
     sm = f"sm_{cc.arch_number}"
     found = [
-        f"cu{k.major}{k.minor}" for k in _PYTORCH_INDEXES if (major is None or k.major == major) and sm in _targets(k)
+        v
+        for v in load_ecosystem().current_variants
+        if (major is None or v.cuda.major == major) and sm in _targets(v.cuda)
     ]
     return found if oldest_first else found[::-1]
 
 
 def _index_hint(package: str, cc: ComputeCapability, major: int | None, *, oldest_first: bool) -> str:
-    """``--index-url ...`` for packages PyTorch publishes per CUDA version, else how to add one."""
-    if _normalise(package) in _ON_PYTORCH_INDEX:
-        names = _pytorch_indexes(cc, major, oldest_first=oldest_first)
-        if names:
-            more = f" (or {', '.join(names[1:])})" if len(names) > 1 else ""
-            return f" --index-url {PYTORCH_INDEX}{names[0]}{more}"
+    """``--index-url ...`` for packages installed from PyTorch's per-CUDA indexes, else how to add one."""
+    if load_ecosystem().is_on_pytorch_index(package):
+        variants = _pytorch_indexes(cc, major, oldest_first=oldest_first)
+        if variants:
+            more = f" (or {', '.join(v.name for v in variants[1:])})" if len(variants) > 1 else ""
+            return f" --index-url {variants[0].index_url}{more}"
     if major is None:
         return " (add --index-url for per-CUDA indexes)"
     return f" (add --index-url of an index with CUDA {major}.x builds)"
@@ -405,8 +394,8 @@ def _no_code_fixes(
 ) -> list[Fix]:
     """Some or all of the package's code has nothing for ``gpu``: the builds and rebuilds that would."""
     cc: ComputeCapability = gpu.compute_capability
-    name = _normalise(package)
-    vendor = name.startswith("nvidia-") or name in _BINARY_ONLY
+    name = normalize_project(package)
+    vendor = name.startswith("nvidia-") or load_ecosystem().is_binary_only(name)
     major = cuda.major if cuda is not None else None
     status = verdict.status.value
     if not can_target(major, cc):
@@ -437,7 +426,7 @@ def _no_code_fixes(
         return out
     sm = f"sm_{cc.arch_number}"
     hint = _index_hint(package, cc, None, oldest_first=False)
-    if name in _BINARY_ONLY or name.startswith("nvidia-"):
+    if vendor:
         text = f"install a build of {package} that carries {sm} code: cudafit find '{package}' --gpu {cc}"
         return [Fix("find-build", package, text, cc, arch=sm, index=hint.strip() or None)]
     if not distribution:
@@ -485,7 +474,7 @@ def _untargetable(
     out = [Fix("untargetable", package, text, cc, cuda_major=older)]
     if not distribution:
         return out
-    if vendor and _normalise(package) not in _ON_PYTORCH_INDEX:
+    if vendor and not load_ecosystem().is_on_pytorch_index(package):
         return out  # NVIDIA's libraries come with the framework's CUDA build: the framework's line says which
     hint = _index_hint(package, cc, older, oldest_first=True)
     text = f"find a CUDA {older}.x build of {package} that runs here: cudafit find '{package}' --gpu {cc}"

@@ -408,7 +408,7 @@ def group_compilers(
                 if c.cuda is not None:
                     providers.setdefault((c.family, c.cuda.major), (c.cuda, f"{key[0]} {key[1] or ''}".strip()))
             continue
-        if any(getattr(i, "runtime_compiled", None) == "nvcc-jit" for i in its):  # conventions.nvcc_jit
+        if any(getattr(i, "runtime_compiled", None) == "nvcc-jit" for i in its):  # ecosystem.json runtime_compiling
             comps.append(
                 RuntimeCompiler("nvcc", where="the nvcc of CUDA_HOME or PATH", evidence="convention", user="nvcc-jit")
             )

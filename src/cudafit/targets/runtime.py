@@ -19,10 +19,6 @@ __all__ = ["PER_CUDA_VERSION", "python_modules", "runtime_compiled_kind"]
 PER_CUDA_VERSION = re.compile(r"_cuda(\d{3})(?:_nocublaslt)?\.(so|dll)$")
 
 
-def _norm(name: str | None) -> str:
-    return re.sub(r"[-_.]+", "-", (name or "").lower())
-
-
 def inactive_reason(filename: str, torch_cuda: str | None, env: dict[str, str] | None = None) -> str | None:
     """Why a per-CUDA-version copy is not the one that loads, or ``None`` when it is (or cannot be told).
 
@@ -47,12 +43,11 @@ def runtime_compiled_kind(distribution: str | None, filenames: Iterable[str]) ->
 
     Triton, XLA, NVRTC and nvJitLink users are found from evidence in their files
     (:mod:`cudafit.targets.compilers`); only pure-Python nvcc JIT libraries, whose wheels hold no binary
-    that could say so, are known by name (compilers.json ``conventions.nvcc_jit``, with its source).
+    that could say so, are known by name (ecosystem.json ``runtime_compiling``, with its source).
     """
-    from cudafit.rules.compilers import compilers_data
+    from cudafit.rules.ecosystem import load_ecosystem
 
-    dist = _norm(distribution)
-    if dist in compilers_data()["conventions"]["nvcc_jit"]["packages"]:
+    if distribution and load_ecosystem().runtime_compiler(distribution) == "nvcc-jit":
         return "nvcc-jit"
     if any(PER_CUDA_VERSION.search(f) for f in filenames):
         return "per-cuda-version"
