@@ -486,8 +486,7 @@ class EnvironmentTarget(TreeTarget):
 
     def iter_jobs(self) -> Iterator[ScanJob]:
         """The candidate files with their distribution, before any of them is read."""
-        from cudafit.probe.toolchains import read_torch_version
-        from cudafit.targets.runtime import inactive_reason
+        from cudafit.targets.runtime import inactive_reason, read_torch_version
 
         _torch, torch_cuda = read_torch_version(self.sites)
         owner, runtime, _shadowed = self._ownership()
@@ -506,8 +505,3 @@ class EnvironmentTarget(TreeTarget):
 
 
 _SHADOWED = Distribution(name="", version="", files=())  # owner of the files of a shadowed distribution
-
-
-def current_python() -> str:
-    """The interpreter running cudafit."""
-    return sys.executable
