@@ -63,7 +63,7 @@ def way_out(
     newest = results[0].file.version if results else None
     if cuda is not None and build is not None:
         where = "from its source distribution" if has_sdist else f"from {build.repository}"
-        var = f'{build.arch_variable}="{arch_list}"'
+        var = build.setting(arch_list)
         cmd = f"{var} pip install --no-binary {project} --no-build-isolation '{project}=={newest}'"
         lines.append(
             f"build {project} {where} with CUDA {cuda.major}.x (it can target {arch_list}): "

@@ -92,6 +92,10 @@ class SourceBuild:
     repository: str
     arch_variable: str
 
+    def setting(self, arch_list: str) -> str:
+        """The build's arch switch set to ``arch_list`` (``TORCH_CUDA_ARCH_LIST="6.1;8.6"``)."""
+        return f'{self.arch_variable}="{arch_list}"'
+
 
 @dataclass(frozen=True)
 class Ecosystem:

@@ -112,6 +112,9 @@ class SiteDir:
     path: str
     reason: str
 
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
 
 @dataclass(frozen=True)
 class PythonEnvironment:
@@ -452,7 +455,7 @@ class EnvironmentTarget(TreeTarget):
         out: list[str] = []
         if self.environment is not None:
             out.append(f"environment of {self.environment.python}: {self.environment.describe()}")
-        out += [f"scanned {d.path}: {d.reason}" for d in self.dirs]
+        out += [f"scanned {d}" for d in self.dirs]
         if self.environment is not None:
             out += self.environment.notes
         out += self._ownership()[2]

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, cast
 
+from cudafit.documents import JsonDict
 from cudafit.errors import TargetError
 
 if TYPE_CHECKING:
@@ -376,8 +377,13 @@ class MemberRead:
     #: limit): the engine reads kernel names and embedded fatbins from it, as for an installed file.
     local: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (``cudafit.find/1`` ``members``)."""
+    @property
+    def module_count(self) -> int:
+        """Fatbins read (a slim read kept by a cached verdict has only their count, in its notes)."""
+        return len(self.facts.modules) if self.facts.modules or not self.facts.notes else _count(self.facts)
+
+    def to_dict(self) -> JsonDict:
+        """JSON form (``cudafit.find/1`` ``members``): the sizes, the bytes it cost, how far it was read."""
         return {
             "name": self.name,
             "size": self.file_size,
@@ -385,7 +391,7 @@ class MemberRead:
             "bytes_fetched": self.bytes_fetched,
             "complete": self.complete,
             "cached": self.cached,
-            "modules": len(self.facts.modules) if self.facts.modules or not self.facts.notes else _count(self.facts),
+            "modules": self.module_count,
             "error": self.facts.error,
         }
 

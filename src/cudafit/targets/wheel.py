@@ -178,16 +178,7 @@ class WheelTarget(Target):
                 yield self._bad(info, f"unreadable wheel member: {describe_error(err)}", name, version)
                 continue
             origin = f"{self.path}!{info.filename}" if self.display != self.path else None
-            yield ScanItem(
-                package=name,
-                version=version,
-                path=member,
-                facts=facts,
-                runtime_compiled=runtime,
-                origin=origin,
-                python_modules=pys,
-                requires=requires,
-            )
+            yield ScanItem(name, version, member, facts, runtime, origin=origin, python_modules=pys, requires=requires)
 
     def _bad(self, info: zipfile.ZipInfo, message: str, package: str | None, version: str | None) -> ScanItem:
         """A member's ``unreadable`` item, in its package (same name and version as the members judged)."""
