@@ -241,15 +241,15 @@ def _toolkits(major: int | None = None) -> list[CudaVersion]:
 
 
 @functools.lru_cache(maxsize=64)
-def _targets(cuda: CudaVersion) -> frozenset[str]:
-    """Cached: a fix for one package asks it for every toolkit, every GPU (it was most of a verdict's time)."""
+def _toolkit_sms(cuda: CudaVersion) -> frozenset[str]:
+    """The ``sm_XY`` names a toolkit builds real code for; cached: a fix asks it for every toolkit and GPU."""
     return frozenset(str(a) for a in tables.load_tables().targets[cuda])
 
 
 def _toolkits_targeting(ccs: Iterable[ComputeCapability], major: int | None = None) -> list[CudaVersion]:
     """Toolkits in the table (of ``major`` if given) whose nvcc builds real code for every one of ``ccs``."""
     sms = {f"sm_{cc.arch_number}" for cc in ccs}
-    return [k for k in _toolkits(major) if sms <= _targets(k)]
+    return [k for k in _toolkits(major) if sms <= _toolkit_sms(k)]
 
 
 def can_target(major: int | None, cc: ComputeCapability) -> bool:
@@ -290,7 +290,7 @@ def _pytorch_indexes(cc: ComputeCapability, major: int | None, *, oldest_first: 
     found = [
         v
         for v in load_ecosystem().current_variants
-        if (major is None or v.cuda.major == major) and sm in _targets(v.cuda)
+        if (major is None or v.cuda.major == major) and sm in _toolkit_sms(v.cuda)
     ]
     return found if oldest_first else found[::-1]
 
@@ -525,7 +525,7 @@ def _untargetable(
     return out
 
 
-def _rebuild_targets(
+def _rebuild_gpus(
     case: _Case,
 ) -> tuple[int | None, list[ComputeCapability], list[ComputeCapability], list[ComputeCapability]]:
     """(the CUDA major assumed, GPUs the rebuild builds for, those that run today besides this one, those no
@@ -555,7 +555,7 @@ def _rebuild(case: _Case, *, loose: bool = False) -> Fix:
     ``7.5;8.6`` on a 2080 + 3090 host); GPUs no toolkit of the major can target are left out and named.
     """
     package, version, cc, major = case.package, case.version, case.cc, case.major
-    assumed, kept, runs, left_out = _rebuild_targets(case)
+    assumed, kept, runs, left_out = _rebuild_gpus(case)
     adds = [k for k in kept if k not in runs]
     notes = [f"adds {', '.join(map(str, adds))}"]
     if runs:
