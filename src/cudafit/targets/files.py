@@ -7,7 +7,7 @@ import stat
 from collections.abc import Iterator
 
 from cudafit.binary import sniff
-from cudafit.targets.interface import ScanItem, ScanJob, Target, TreeTarget, error_item
+from cudafit.targets.interface import PathTarget, ScanItem, ScanJob, TreeTarget, error_item
 
 __all__ = ["DirectoryTarget", "FileTarget", "is_candidate_name", "iter_candidate_files", "iter_wheel_files"]
 
@@ -130,11 +130,8 @@ def inspect_candidate(path: str, name: str | None = None) -> ScanItem | None:
     return ScanItem(package=None, version=None, path=facts.path, facts=facts)
 
 
-class FileTarget(Target):
+class FileTarget(PathTarget):
     """One file on disk."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
 
     def describe(self) -> str:
         return f"file {self.path}"

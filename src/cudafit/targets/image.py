@@ -25,8 +25,9 @@ import zstandard
 
 from cudafit.binary import inspect_stream, sniff
 from cudafit.targets.files import is_candidate_name
-from cudafit.targets.interface import ScanItem, Target, error_item
+from cudafit.targets.interface import PathTarget, ScanItem, error_item
 from cudafit.targets.runtime import python_modules, runtime_compiled_kind
+from cudafit.targets.wheel_members import PrefixedStream
 
 __all__ = ["ImageTarget", "extract_members", "looks_like_image"]
 
@@ -194,11 +195,8 @@ def _norm(name: str) -> str:
     return posixpath.normpath("/" + name).lstrip("/")
 
 
-class ImageTarget(Target):
+class ImageTarget(PathTarget):
     """Every candidate binary of a container image's final file system."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
 
     def describe(self) -> str:
         return f"image {os.path.basename(self.path.rstrip('/'))}"
@@ -266,7 +264,7 @@ class ImageTarget(Target):
                             head = fh.read(64)
                             if sniff(head, base) is None:
                                 continue
-                            stream = _Prefixed(head, fh)  # type: ignore[assignment]
+                            stream = PrefixedStream(head, fh)  # type: ignore[assignment]
                         facts = inspect_stream(
                             stream, display, member.size, reopen=_member_opener(src, layer, member.name)
                         )
@@ -301,28 +299,6 @@ class ImageTarget(Target):
             dist.files = [
                 _norm(posixpath.join(root, row.split(",", 1)[0])) for row in text.splitlines() if row.split(",", 1)[0]
             ]
-
-
-class _Prefixed(io.RawIOBase):
-    """A stream with bytes already read put back in front."""
-
-    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
-        self._head = head
-        self._rest = rest
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, n: int = -1) -> bytes:
-        if self._head:
-            out, self._head = (self._head, b"") if n < 0 or n >= len(self._head) else (self._head[:n], self._head[n:])
-            return out
-        return self._rest.read(n)
-
-    def readinto(self, b: Any) -> int:
-        data = self.read(len(b))
-        b[: len(data)] = data
-        return len(data)
 
 
 def _attribute(items: list[ScanItem], dists: list[_Dist], image: str) -> Iterator[ScanItem]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from cudafit.binary.facts import BinaryFacts, FileFormat
 
-__all__ = ["ScanItem", "ScanJob", "Target", "TreeTarget", "error_item"]
+__all__ = ["PathTarget", "ScanItem", "ScanJob", "Target", "TreeTarget", "error_item"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,13 @@ class Target(abc.ABC):
     @abc.abstractmethod
     def iter_items(self) -> Iterator[ScanItem]:
         """Yield one item per file that may hold device code (and one per problem)."""
+
+
+class PathTarget(Target):
+    """A target named by one path (a file, an image, a ``.pt2``): nothing is read before ``iter_items``."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
 
 
 class TreeTarget(Target):

@@ -28,6 +28,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 from cudafit.documents import JsonDict
 from cudafit.errors import TargetError
+from cudafit.targets.wheel_members import PrefixedStream
 
 if TYPE_CHECKING:
     from cudafit.binary.facts import BinaryFacts
@@ -572,7 +573,7 @@ class RemoteWheel:
                         from cudafit.binary.facts import BinaryFacts, FileFormat
 
                         return BinaryFacts(path=display, format=FileFormat.NOT_CUDA, size=info.file_size)
-                    stream = cast("IO[bytes]", _Prefixed(head, fh))
+                    stream = cast("IO[bytes]", PrefixedStream(head, fh))
                 if stop is not None and info.file_size <= STREAM_IN_MEMORY_LIMIT:
                     return _scan_small(stream, display, info.file_size, stop, keep)
                 if keep:
@@ -664,27 +665,6 @@ class _Tee(io.RawIOBase):
         else:
             self.kept += data
         return bytes(data)
-
-
-class _Prefixed(io.RawIOBase):
-    """A stream with bytes already read put back in front (a member sniffed by its first bytes)."""
-
-    def __init__(self, head: bytes, rest: Any) -> None:
-        super().__init__()
-        self.head = head
-        self.rest = rest
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1) -> bytes:
-        if self.head:
-            if size is None or size < 0:
-                data, self.head = self.head + self.rest.read(), b""
-                return bytes(data)
-            data, self.head = self.head[:size], self.head[size:]
-            return bytes(data)
-        return bytes(self.rest.read(size))
 
 
 def iter_wheel_items(wheel: RemoteWheel, package: str | None, version: str | None) -> Iterator[Any]:
