@@ -71,10 +71,11 @@ class IndexPage:
     """A project page: its files, where it came from, and a note when it is a cached copy."""
 
     project: str
-    index_url: str
+    index_url: str  # the Simple API root asked (https://pypi.org/simple/)
     files: tuple[IndexFile, ...]
+    #: When the page was read from the index (``time.time()``); a cached copy keeps the time of its read.
     fetched_at: float
-    note: str | None = None
+    note: str | None = None  # set on a cached copy used because the index could not be read
 
     @property
     def age(self) -> float:
