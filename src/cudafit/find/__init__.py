@@ -10,7 +10,8 @@ answer is the newest candidate that runs natively on every GPU; newer ones that 
 named; when none runs, the way out (a source build with the arch list and CUDA that can target the
 GPUs, a GPU-free variant) is said.  What was read is kept by the file's sha256 (:mod:`.shacache`).
 
-The package: :mod:`.candidates` (what is listed and what a candidate's metadata pins), :mod:`.judge` (one
+The package: :mod:`.results` (the answer as values), :mod:`.candidates` (what is listed
+and what a candidate's metadata pins), :mod:`.judge` (one
 candidate from its device code, with the early stops), :mod:`.search` (``find`` itself), :mod:`.way_out`
 (install lines, uv's pick, the way out) and :mod:`.deps` (what pip would install beside a requirement,
 judged with the same judge).
@@ -18,9 +19,10 @@ judged with the same judge).
 
 from __future__ import annotations
 
-from cudafit.find.candidates import CandidateResult, IndexStatus, iter_candidates
+from cudafit.find.candidates import iter_candidates
 from cudafit.find.judge import judge_wheel
-from cudafit.find.search import FindResult, find
+from cudafit.find.results import CandidateResult, FindResult, IndexStatus
+from cudafit.find.search import find
 from cudafit.find.way_out import install_lines
 
 __all__ = [

@@ -1,5 +1,4 @@
-"""What ``find`` judges: the candidate files of an index page, what a candidate's metadata pins, and one
-candidate's verdict (:class:`CandidateResult`).
+"""What ``find`` judges: the candidate files of an index page and what a candidate's metadata pins.
 
 Candidates are the best wheel per release for the target's tags, non-yanked, newest first, as pip would
 rank them; a wheel's CUDA pins (``nvidia-*-cuNN==X``, ``cuda-toolkit[...]==X``) come from its core
@@ -10,12 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 from cudafit.errors import CudafitError
 from cudafit.targets.index import IndexFile
-from cudafit.targets.remote import MemberRead
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
@@ -23,10 +20,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NO_KERNELS",
-    "CandidateResult",
-    "GpuVerdict",
-    "IndexStatus",
-    "Reason",
     "cuda_pins",
     "iter_candidates",
     "parse_requirement",
@@ -35,54 +28,6 @@ __all__ = [
 
 #: Pinned CUDA wheels without kernels of their own (the runtime's floor is judged from the pin itself).
 NO_KERNELS = ("nvidia-cuda-runtime", "nvidia-cuda-nvrtc", "cuda-toolkit")
-
-
-class Reason(TypedDict):
-    """One reason of a candidate's verdict on a GPU (``cudafit.find/1`` ``verdicts[].reasons``)."""
-
-    code: str
-    message: str
-
-
-class GpuVerdict(TypedDict):
-    """A candidate's verdict on one GPU (``gpu``: its place in the GPUs asked about)."""
-
-    gpu: int
-    status: str
-    reasons: list[Reason]
-
-
-@dataclass(frozen=True)
-class IndexStatus:
-    """One index asked: its URL, the CUDA variant it serves, and what went wrong or was noted."""
-
-    url: str
-    variant: str | None
-    files: int = 0
-    error: str | None = None
-    note: str | None = None
-
-
-@dataclass(frozen=True)
-class CandidateResult:
-    """One candidate wheel and its verdict on every GPU (``verdicts`` in the order of the GPUs)."""
-
-    file: IndexFile
-    variant: str | None
-    cuda_runtime: str | None
-    status: str  # native / jit / partial / fails / none (no device code) / unknown / error (not a Status)
-    verdicts: tuple[GpuVerdict, ...] = ()
-    members: tuple[MemberRead, ...] = ()
-    bytes_fetched: int = 0
-    full_download: bool = False
-    decided_by: str | None = None  # why reading stopped before every device member was read
-    error: str | None = None
-    cuda_pins: tuple[str, ...] = ()
-
-    @property
-    def cached(self) -> bool:
-        """Whether every member came from the sha256 cache."""
-        return bool(self.members) and all(m.cached for m in self.members) and self.bytes_fetched == 0
 
 
 def version_key(version: str) -> tuple[int, Version] | tuple[int, str]:

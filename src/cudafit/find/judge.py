@@ -18,7 +18,8 @@ from dataclasses import replace
 
 from cudafit.binary.facts import EntryKind, Module
 from cudafit.errors import TargetError
-from cudafit.find.candidates import CandidateResult, GpuVerdict, Reason, cuda_pins
+from cudafit.find.candidates import cuda_pins
+from cudafit.find.results import CandidateResult, GpuVerdict, Reason
 from cudafit.model import DriverVersion, Gpu
 from cudafit.rules.ecosystem import CudaVariant
 from cudafit.rules.status import Status

@@ -6,19 +6,13 @@ from __future__ import annotations
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from cudafit.find.candidates import (
-    NO_KERNELS,
-    CandidateResult,
-    IndexStatus,
-    iter_candidates,
-    parse_requirement,
-    version_key,
-)
+from cudafit.find.candidates import NO_KERNELS, iter_candidates, parse_requirement, version_key
 from cudafit.find.judge import CandidateJudge, Progress
-from cudafit.find.way_out import UvAuto, uv_auto, way_out
+from cudafit.find.results import CandidateResult, FindResult, IndexStatus
+from cudafit.find.way_out import uv_auto, way_out
 from cudafit.model import DriverVersion, Gpu
 from cudafit.rules.ecosystem import CudaVariant, load_ecosystem, normalize_project
 from cudafit.rules.status import Status
@@ -29,37 +23,11 @@ from cudafit.targets.shacache import ShaCache
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
-__all__ = ["FindResult", "find"]
+__all__ = ["find"]
 
 #: Where candidates are listed: an index URL and the CUDA variant it serves (``None``: not a PyTorch index).
 _Source = tuple[str, CudaVariant | None]
 _Candidate = tuple[IndexFile, CudaVariant | None]
-
-
-@dataclass(frozen=True)
-class FindResult:
-    """Everything ``find`` renders: the candidates judged, the answer, and the way out."""
-
-    requirement: str
-    project: str
-    gpus: tuple[Gpu, ...]
-    driver: DriverVersion | None
-    tags: tuple[str, ...]
-    indexes: tuple[IndexStatus, ...]
-    candidates: tuple[CandidateResult, ...]
-    answer: CandidateResult | None
-    jit_newer: tuple[CandidateResult, ...]
-    listed: int
-    listed_size: int
-    way_out: tuple[str, ...] = ()
-    uv_auto: UvAuto | None = None
-    notes: tuple[str, ...] = ()
-    deps: tuple[CandidateResult, ...] = field(default=())
-
-    @property
-    def bytes_fetched(self) -> int:
-        """Bytes received for all candidates (index pages not counted)."""
-        return sum(c.bytes_fetched for c in (*self.candidates, *self.deps))
 
 
 @dataclass(frozen=True)

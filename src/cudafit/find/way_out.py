@@ -6,29 +6,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypedDict
 
-from cudafit.find.candidates import CandidateResult, IndexStatus
+from cudafit.find.results import CandidateResult, FindResult, IndexStatus, UvAuto
 from cudafit.model import ComputeCapability, CudaVersion, DriverVersion, Gpu
 from cudafit.rules.ecosystem import load_ecosystem
 from cudafit.rules.status import Status
 from cudafit.targets.index import IndexClient
 from cudafit.targets.remote import RemoteError
 
-if TYPE_CHECKING:
-    from cudafit.find.search import FindResult
-
-__all__ = ["UvAuto", "install_lines", "uv_auto", "way_out"]
-
-
-class UvAuto(TypedDict):
-    """What uv's ``--torch-backend=auto`` picks (``cudafit.find/1`` ``uv_auto``): ``runs`` is ``None`` when
-    no build of that variant was judged."""
-
-    variant: str | None
-    index_url: str | None
-    runs: bool | None
-    why: str
+__all__ = ["install_lines", "uv_auto", "way_out"]
 
 
 def _has_sdist(project: str, statuses: Sequence[IndexStatus], client: IndexClient) -> bool:

@@ -36,7 +36,7 @@ def _format() -> str:
     import hashlib
 
     from cudafit.binary.facts import FatbinEntry, Module
-    from cudafit.targets.interface import ScanItem
+    from cudafit.targets.items import ScanItem
 
     shape = [f.name for f in dataclasses.fields(BinaryFacts)] + [f.name for f in dataclasses.fields(Module)]
     shape += list(FatbinEntry._fields)

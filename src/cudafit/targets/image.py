@@ -24,7 +24,7 @@ from typing import IO, Any, cast
 import zstandard
 
 from cudafit.binary import inspect_stream, sniff
-from cudafit.targets.files import is_candidate_name
+from cudafit.targets.candidate_files import is_candidate_name
 from cudafit.targets.interface import PathTarget, ScanItem, error_item
 from cudafit.targets.runtime import python_modules, runtime_compiled_kind
 from cudafit.targets.wheel_members import PrefixedStream

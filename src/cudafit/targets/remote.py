@@ -503,7 +503,7 @@ class RemoteWheel:
         By name (``.so``, ``.cubin``, ``.fatbin``, ``.ptx``, ...); extension-less files are included only
         in ``bin/``-like places, where a CUDA program may sit, and are then sniffed by their first bytes.
         """
-        from cudafit.targets.files import is_candidate_name
+        from cudafit.targets.candidate_files import is_candidate_name
 
         out = []
         for info in self.zip.infolist():
@@ -552,7 +552,7 @@ class RemoteWheel:
         from cudafit.binary import inspect_stream, sniff
         from cudafit.binary.reader import STREAM_IN_MEMORY_LIMIT
         from cudafit.binary.stream import EARLY_STOP_NOTE
-        from cudafit.targets.files import is_candidate_name
+        from cudafit.targets.candidate_files import is_candidate_name
 
         before = self.stats.bytes_fetched
         self._plan(info)

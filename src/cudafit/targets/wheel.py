@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from cudafit.binary import BinaryFacts, FileFormat, inspect_bytes, inspect_path, sniff
-from cudafit.targets.files import is_candidate_name
+from cudafit.targets.candidate_files import is_candidate_name
 from cudafit.targets.interface import ScanItem, Target, error_item
 from cudafit.targets.runtime import python_modules, runtime_compiled_kind
 from cudafit.targets.wheel_members import (
