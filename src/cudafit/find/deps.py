@@ -21,7 +21,6 @@ import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from cudafit.documents import JsonDict
 from cudafit.find.candidates import NO_KERNELS, cuda_pins
@@ -96,7 +95,7 @@ def resolve_install_set(requirement: str, pip_args: Sequence[str] = ()) -> tuple
     return list(_iter_report(doc)), None
 
 
-def _iter_report(doc: Any) -> Iterator[Dependency]:
+def _iter_report(doc: object) -> Iterator[Dependency]:
     """The ``install`` items of pip's installation report (https://pip.pypa.io/en/stable/reference/installation-report/)
     that name a download; an item of the wrong shape is skipped, never an error: the report is outside input."""
     install = doc.get("install") if isinstance(doc, dict) else None
