@@ -195,6 +195,28 @@ def _norm(name: str) -> str:
     return posixpath.normpath("/" + name).lstrip("/")
 
 
+def _whiteout(path: str, hidden: set[str]) -> bool:
+    """Whether ``path`` is an OCI whiteout entry (a deleted file, or an opaque directory): what it hides from
+    lower layers is added to ``hidden``."""
+    base = posixpath.basename(path)
+    parent = posixpath.dirname(path)
+    if base == _OPAQUE:
+        hidden.add(parent)
+        return True
+    if base.startswith(_WHITEOUT):
+        hidden.add(posixpath.join(parent, base[len(_WHITEOUT) :]))
+        return True
+    return False
+
+
+def _masked(path: str, seen: set[str], hidden: set[str]) -> bool:
+    """Whether a higher layer already decided ``path`` (replaced it, deleted it or hid its directory)."""
+    if path in seen:
+        return True
+    parts = path.split("/")
+    return any("/".join(parts[:i]) in hidden for i in range(1, len(parts) + 1))
+
+
 class ImageTarget(PathTarget):
     """Every candidate binary of a container image's final file system."""
 
@@ -222,13 +244,6 @@ class ImageTarget(PathTarget):
         hidden: set[str] = set()  # deleted or opaque-masked prefixes from higher layers
         items: list[ScanItem] = []
         dists: list[_Dist] = []
-
-        def masked(path: str) -> bool:
-            if path in seen:
-                return True
-            parts = path.split("/")
-            return any("/".join(parts[:i]) in hidden for i in range(1, len(parts) + 1))
-
         for layer in reversed(layers):
             here: set[str] = set()
             new_hidden: set[str] = set()
@@ -236,44 +251,41 @@ class ImageTarget(PathTarget):
                 with src.open(layer) as raw, _open_layer(raw) as tf:
                     for member in tf:
                         path = _norm(member.name)
-                        base = posixpath.basename(path)
-                        parent = posixpath.dirname(path)
-                        if base == _OPAQUE:
-                            new_hidden.add(parent)
-                            continue
-                        if base.startswith(_WHITEOUT):
-                            new_hidden.add(posixpath.join(parent, base[len(_WHITEOUT) :]))
-                            continue
-                        if masked(path):
+                        if _whiteout(path, new_hidden) or _masked(path, seen, hidden):
                             continue
                         here.add(path)
-                        if not member.isfile():
-                            continue
-                        if base in ("METADATA", "RECORD") and parent.endswith(".dist-info"):
-                            self._read_dist(tf, member, path, dists)
-                            continue
-                        verdict = is_candidate_name(base)
-                        if verdict is False or (verdict is None and not member.mode & 0o100):
-                            continue
-                        fh = tf.extractfile(member)
-                        if fh is None:
-                            continue
-                        display = f"{self.path}!{path}"
-                        stream: IO[bytes] = fh
-                        if verdict is None:
-                            head = fh.read(64)
-                            if sniff(head, base) is None:
-                                continue
-                            stream = PrefixedStream(head, fh)  # type: ignore[assignment]
-                        facts = inspect_stream(
-                            stream, display, member.size, reopen=_member_opener(src, layer, member.name)
-                        )
-                        items.append(ScanItem(package=None, version=None, path=display, facts=facts))
+                        item = self._member_item(src, layer, tf, member, path, dists) if member.isfile() else None
+                        if item is not None:
+                            items.append(item)
             except _LAYER_ERRORS as err:  # this layer is unreadable: it is reported, the others are still read
                 items.append(error_item(f"{self.path}!{layer}", f"unreadable layer: {_reason(err)}", "bad-layer"))
             seen |= here
             hidden |= new_hidden
         yield from _attribute(items, dists, self.path)
+
+    def _member_item(
+        self, src: _Source, layer: str, tf: tarfile.TarFile, member: tarfile.TarInfo, path: str, dists: list[_Dist]
+    ) -> ScanItem | None:
+        """The item of one regular file of a layer (``None``: metadata, read into ``dists``, or no device code)."""
+        base = posixpath.basename(path)
+        if base in ("METADATA", "RECORD") and posixpath.dirname(path).endswith(".dist-info"):
+            self._read_dist(tf, member, path, dists)
+            return None
+        verdict = is_candidate_name(base)
+        if verdict is False or (verdict is None and not member.mode & 0o100):
+            return None
+        fh = tf.extractfile(member)
+        if fh is None:
+            return None
+        stream: IO[bytes] = fh
+        if verdict is None:
+            head = fh.read(64)
+            if sniff(head, base) is None:
+                return None
+            stream = cast("IO[bytes]", PrefixedStream(head, fh))
+        display = f"{self.path}!{path}"
+        facts = inspect_stream(stream, display, member.size, reopen=_member_opener(src, layer, member.name))
+        return ScanItem(package=None, version=None, path=display, facts=facts)
 
     @staticmethod
     def _read_dist(tf: tarfile.TarFile, member: tarfile.TarInfo, path: str, dists: list[_Dist]) -> None:
