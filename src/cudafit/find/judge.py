@@ -178,7 +178,7 @@ class CandidateJudge:
         for i, v in enumerate(pkg.verdicts):
             reasons = [Reason(code=r.code, message=_renamed(r.message, renames)) for r in v.reasons][:4]
             verdicts.append(GpuVerdict(gpu=i, status=v.status.value, reasons=reasons))
-        return pkg.status, verdicts
+        return Status(pkg.status).value, verdicts  # a plain string whether analysis says str or Status
 
     def judge(self, file: IndexFile, variant: CudaVariant | None) -> CandidateResult:
         """One candidate: never raises for a bad wheel or the network (the result carries the error).
