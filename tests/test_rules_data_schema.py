@@ -137,6 +137,7 @@ def _load_patched(monkeypatch: pytest.MonkeyPatch, doc: dict[str, Any]) -> None:
         (("cuda_variants", 0, "index_url"), "https://example.org/whl/cu130", "not under pytorch_index"),
         (("pytorch_index_projects",), ["torch", "jax"], "outside torch_ecosystem"),
         (("cuda_variants", 0, "current_release"), "yes", "malformed"),  # the loader decodes strictly too
+        (("runtime_compiling", "triton"), "ptxas", "malformed"),
         (("schema_version",), 2, "schema_version"),
     ],
 )

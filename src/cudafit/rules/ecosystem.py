@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
+from typing import Literal
 
 import msgspec
 
@@ -35,6 +36,7 @@ from cudafit.model import (
 __all__ = [
     "CudaVariant",
     "Ecosystem",
+    "RuntimeCompiling",
     "SourceBuild",
     "load_ecosystem",
     "normalize_project",
@@ -42,6 +44,10 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+
+#: How a distribution makes device code at run time when only its name says so (ecosystem.json
+#: ``runtime_compiling``): nvcc on first use, Triton's bundled ptxas, or a copy per CUDA version.
+RuntimeCompiling = Literal["nvcc-jit", "triton", "per-cuda-version"]
 
 
 def normalize_project(name: str) -> str:
@@ -107,7 +113,7 @@ class Ecosystem:
     torch_ecosystem: frozenset[str]
     pytorch_index_projects: frozenset[str]  # install instructions name PyTorch's index (within torch_ecosystem)
     binary_only: frozenset[str]
-    runtime_compiling: Mapping[str, str]
+    runtime_compiling: Mapping[str, RuntimeCompiling]
     gpu_free: Mapping[str, str]
     source_builds: Mapping[str, SourceBuild]
     sources: Mapping[str, str]
@@ -125,7 +131,7 @@ class Ecosystem:
         """Whether only its vendor or framework builds ``project`` (never suggest a source build)."""
         return normalize_project(project) in self.binary_only
 
-    def runtime_compiler(self, project: str) -> str | None:
+    def runtime_compiler(self, project: str) -> RuntimeCompiling | None:
         """How ``project`` compiles device code at run time when only its name can say so (``nvcc-jit``)."""
         return self.runtime_compiling.get(normalize_project(project))
 
@@ -175,7 +181,7 @@ class _EcosystemDoc(msgspec.Struct, forbid_unknown_fields=True):
     torch_ecosystem: list[str]
     pytorch_index_projects: list[str]
     binary_only: list[str]
-    runtime_compiling: dict[str, str]
+    runtime_compiling: dict[str, RuntimeCompiling]
     gpu_free: dict[str, str]
     source_builds: dict[str, _SourceBuildDoc]
 
