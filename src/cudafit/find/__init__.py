@@ -8,13 +8,13 @@ HTTP ranges (:mod:`cudafit.targets.remote`): members smallest first, and a candi
 bytes once it fails on one GPU (a general module without code decides it, even inside a member).  The
 answer is the newest candidate that runs natively on every GPU; newer ones that run only by JIT are
 named; when none runs, the way out (a source build with the arch list and CUDA that can target the
-GPUs, a GPU-free variant) is said.  What was read is kept by the file's sha256 (:mod:`.shacache`).
+GPUs, a GPU-free variant) is said.  What was read is kept by the file's sha256
+(:mod:`cudafit.targets.shacache`).
 
-The package: :mod:`.results` (the answer as values), :mod:`.candidates` (what is listed
-and what a candidate's metadata pins), :mod:`.judge` (one
-candidate from its device code, with the early stops), :mod:`.search` (``find`` itself), :mod:`.way_out`
-(install lines, uv's pick, the way out) and :mod:`.deps` (what pip would install beside a requirement,
-judged with the same judge).
+The package: :mod:`.results` (the answer as values), :mod:`.candidates` (what is listed and what a
+candidate's metadata pins), :mod:`.judge` (one candidate from its device code, with the early stops),
+:mod:`.search` (``find`` itself), :mod:`.way_out` (install lines, uv's pick, the way out) and
+:mod:`.deps` (what pip would install beside a requirement, judged with the same judge).
 """
 
 from __future__ import annotations
