@@ -31,7 +31,6 @@ __all__ = [
     "FleetNodeDoc",
     "GpuDoc",
     "GpusDocument",
-    "JsonDict",
     "K8sNode",
     "K8sNodeList",
     "OciIndex",
@@ -48,10 +47,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-#: A JSON object as decoded or about to be written (a ``cudafit.*/1`` document, a row of one): named once here,
-#: so a signature says "JSON document" rather than repeating ``dict[str, Any]``.
-JsonDict = dict[str, Any]
 
 #: The largest document read (a 5,000-node ``kubectl get nodes -o json`` is about 40 MB); larger
 #: files are refused before they are read, which keeps memory bounded whatever the file claims to be.

@@ -22,9 +22,8 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from cudafit.documents import JsonDict
 from cudafit.find.candidates import NO_KERNELS, cuda_pins
-from cudafit.model import DriverVersion, Gpu
+from cudafit.model import DriverVersion, Gpu, JsonDict
 from cudafit.rules.ecosystem import normalize_project
 from cudafit.rules.status import PACKAGE_STATUSES, Status, severity, worst
 

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any
 from cudafit.probe.inventory import GpuDevice, Inventory, Toolchain
 
 if TYPE_CHECKING:
-    from cudafit.documents import JsonDict
-    from cudafit.model import ComputeCapability, CudaVersion, DriverVersion
+    from cudafit.model import ComputeCapability, CudaVersion, DriverVersion, JsonDict
     from cudafit.probe.backends import Runner
 
 __all__ = [

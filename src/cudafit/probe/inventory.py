@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from cudafit.documents import JsonDict
-from cudafit.model import ComputeCapability, CudaVersion, DriverVersion
+from cudafit.model import ComputeCapability, CudaVersion, DriverVersion, JsonDict
 
 __all__ = ["GpuDevice", "Inventory", "Toolchain"]
 

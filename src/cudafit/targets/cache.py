@@ -21,7 +21,7 @@ from typing import Any
 
 from cudafit import __version__
 from cudafit.binary.facts import BinaryFacts
-from cudafit.documents import JsonDict
+from cudafit.model import JsonDict
 
 __all__ = ["KINDS", "CachePart", "ScanCache", "cache_dir", "clear_cache", "iter_cache_parts", "renamed", "scan_cache"]
 

@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from cudafit.documents import JsonDict
 from cudafit.errors import TargetError
+from cudafit.model import JsonDict
 from cudafit.targets.wheel_members import PrefixedStream
 
 if TYPE_CHECKING:
