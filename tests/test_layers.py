@@ -57,11 +57,7 @@ LAYERS: dict[str, int] = {
 KNOWN_VIOLATIONS: frozenset[str] = frozenset(
     {
         "up: cudafit.analysis -> cudafit.report.scan (analysis 5 -> report 7)",
-        "up: cudafit.targets.deps -> cudafit.find (targets 4 -> find 6)",
-        "cycle between units: probe <-> targets",
         "cycle between modules: cudafit.cli.fleet <-> cudafit.cli.options <-> cudafit.cli.verify",
-        "cycle between modules: cudafit.targets.cache <-> cudafit.targets.files <-> cudafit.targets.interface"
-        " <-> cudafit.targets.wheel",
     }
 )
 

@@ -59,7 +59,7 @@ def execute(args: argparse.Namespace) -> int:
 
     def extend(doc: dict[str, Any], gpus: Sequence[Any], driver: Any) -> None:
         """What each requirement brings in: pip's install set, judged row by row (not with --no-deps)."""
-        from cudafit.targets.deps import attach_dependencies, judge_dependencies, wheel_pins_note
+        from cudafit.find.deps import attach_dependencies, judge_dependencies, wheel_pins_note
         from cudafit.targets.pip import PipRequirementTarget
         from cudafit.targets.wheel import WheelTarget
 

@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_FAILS, EXIT_OK, EXIT_USAGE
+from cudafit.model import Gpu
 
 __all__ = ["configure_parser", "execute", "render_markdown"]
 
@@ -125,16 +126,16 @@ def _render_text(doc: dict[str, Any]) -> None:
         console.print(f"[bold red]problem:[/bold red] {escape(problem)}", highlight=False)
 
 
-def _fleet_gpus(args: argparse.Namespace) -> tuple[list[tuple[str, Any]], str | None]:
-    """One (name, compute capability) per GPU model of the fleet's classes: the arch list covers them all."""
+def _fleet_gpus(args: argparse.Namespace) -> tuple[list[Gpu], str | None]:
+    """One GPU per GPU model of the fleet's classes: the arch list covers them all."""
     from cudafit.cli.fleet import load_fleet
 
     args.scan_env = False
     fleet = load_fleet(args)
-    seen: dict[tuple[str, str], tuple[str, Any]] = {}
+    seen: dict[tuple[str, str], Gpu] = {}
     for c in fleet.classes:
-        for g in c.gpus:
-            seen.setdefault((g.name, str(g.compute_capability)), (g.name, g.compute_capability))
+        for g in c.judged_gpus:
+            seen.setdefault((g.name, str(g.compute_capability)), g)
     if not seen:
         return [], "; ".join(fleet.problems) or "no node of the fleet has known GPUs"
     return list(seen.values()), None
@@ -160,7 +161,7 @@ def execute(args: argparse.Namespace) -> int:
     if error:
         print(f"cudafit: {error}", file=sys.stderr)
         return EXIT_USAGE
-    gpus = [(d.name, d.compute_capability) for d in inv.devices if d.compute_capability]
+    gpus = [Gpu(d.name, d.compute_capability) for d in inv.devices if d.compute_capability]
     if args.fleet:
         fleet_gpus, problem = _fleet_gpus(args)
         if problem:

@@ -76,8 +76,8 @@ def fleet_check_document(judgement: Any, *, placement: dict[str, Any] | None = N
         c = cj.cls.to_dict()
         c.update(
             {
-                "status": cj.status,
-                "best_status": cj.best_status,
+                "status": cj.status.value,
+                "best_status": cj.best_status.value,
                 "driver_floor": str(cj.driver_floor) if cj.driver_floor else None,
                 "driver_limited": cj.driver_limited,
                 "gpus_judged": doc["gpus"],
@@ -97,7 +97,7 @@ def fleet_check_document(judgement: Any, *, placement: dict[str, Any] | None = N
     return {
         "schema": FLEET_CHECK_SCHEMA,
         "cudafit_version": __version__,
-        "status": judgement.status if judgement.classes else "none",
+        "status": judgement.status.value if judgement.classes else "none",
         "jit_allowed": judgement.jit_allowed,
         "fleet": {
             "source": inv.source,

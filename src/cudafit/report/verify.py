@@ -46,7 +46,7 @@ def verify_document(result: Any) -> dict[str, Any]:
     modules = []
     disagreements = []
     for k, m in enumerate(result.modules):
-        t = m.target
+        t = m.module
         checks = []
         for gi, c in enumerate(m.checks):
             e = c.expectation
@@ -64,7 +64,7 @@ def verify_document(result: Any) -> dict[str, Any]:
             checks.append(
                 {
                     "gpu": gi,
-                    "predicted": {"status": e.status, "reason": e.reason},
+                    "predicted": {"status": e.status.value, "reason": e.reason},
                     "expected": e.expected,
                     "serves": e.serves,
                     "loaded": e.load,
@@ -82,7 +82,7 @@ def verify_document(result: Any) -> dict[str, Any]:
                         "index": t.index,
                         "sass": list(t.sass),
                         "ptx": list(t.ptx),
-                        "predicted": e.status,
+                        "predicted": e.status.value,
                         "reason": e.reason,
                         "expected": e.expected,
                         "driver": a.name if a is not None else None,
