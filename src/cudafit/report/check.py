@@ -6,15 +6,16 @@ Pure functions of an :class:`~cudafit.analysis.Analysis`; no decision is taken h
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Iterator
 from typing import Any
 
 from cudafit import __version__
-from cudafit.analysis import Analysis, worst_status
+from cudafit.actions import JsonDict, action_rank, inside_site, modules_without_code
+from cudafit.analysis import Analysis, PackageResult
 from cudafit.report.console import gpu_title
 from cudafit.report.matrix import STATUS_COLORS as _COLORS
 from cudafit.report.matrix import coverage_ranges as _ranges
+from cudafit.rules.engine import PackageVerdict
 
 __all__ = [
     "CHECK_SCHEMA",
@@ -29,173 +30,72 @@ __all__ = [
 ]
 
 CHECK_SCHEMA = "cudafit.check/1"
-_SEVERITY_ORDER = {"fails": 0, "partial": 1, "runtime": 2, "jit": 3}
 _HTML_COLORS = {"native": "#2e7d32", "jit": "#f9a825", "partial": "#ef6c00", "fails": "#c62828", "none": "#9e9e9e"}
 
 
-#: A path's part up to and including its site-packages (or dist-packages) folder.
-_SITE_PREFIX = re.compile(r"(?<![\w-])[^\s'\"(),;]*?[/\\](?:site|dist)-packages[/\\]")
-
-
-def inside_site(text: str) -> str:
-    """Paths in a message as a user finds them in the package: ``torch/lib/libtorch_cuda_linalg.so``, not
-    ``/home/me/venvs/x/lib/python3.11/site-packages/torch/lib/...`` (the ``path`` fields keep the whole path)."""
-    return _SITE_PREFIX.sub("", text)
-
-
-def check_document(
-    analysis: Analysis, *, machine: dict[str, Any] | None = None, kernels: bool = False
-) -> dict[str, Any]:
+def check_document(analysis: Analysis, *, machine: JsonDict | None = None, kernels: bool = False) -> JsonDict:
     """The ``cudafit.check/1`` document (``doctor`` uses the same schema); ``kernels`` adds, per verdict,
     the modules without code for its GPU with their kernels (``--kernels``)."""
-    from cudafit.fixes import build_switch_of, cuda_major_of, fixes_for, runtime_compile_fixes
-
-    gpus = [
-        {
-            "name": g.name,
-            "compute_capability": str(g.compute_capability),
-            "cuda_index": g.index,
-        }
-        for g in analysis.gpus
-    ]
-    targets = []
-    actions = []
-    for p in analysis.packages:
-        verdicts = []
-        fixes: list[str] = []
-        cuda = cuda_major_of(p.files)
-        switch = build_switch_of(p.name, p.files)
-        statuses = [v.status.value for v in p.verdicts]
-        for i, v in enumerate(p.verdicts):
-            d = v.to_dict()
-            verdict: dict[str, Any] = {
-                "gpu": i,
-                "status": d["status"],
-                "counts": d["counts"],
-                "reasons": [{**r, "message": inside_site(r["message"])} for r in d["reasons"]],
-            }
-            if kernels:
-                verdict["without_code"] = list(iter_modules_without_code(v))
-            judgement = p.runtime[i] if p.runtime else None
-            verdict["runtime"] = judgement.to_dict() if judgement is not None else None
-            verdicts.append(verdict)
-            for fixed in fixes_for(
-                p.name,
-                p.version,
-                analysis.gpus[i],
-                v,
-                all_gpus=analysis.gpus,
-                distribution=p.distribution,
-                cuda=cuda,
-                statuses=statuses,
-                path=p.path,
-                switch=switch,
-            ):
-                fix = inside_site(str(fixed))  # the typed fix (fixes.Fix) is for tools; the document carries its line
-                if fix not in fixes:
-                    fixes.append(fix)
-                status = d["status"]
-                if status in _SEVERITY_ORDER:
-                    actions.append(
-                        {
-                            "severity": status,
-                            "package": p.name,
-                            "gpu": i,
-                            "message": fix,
-                        }
-                    )
-            if judgement is not None and judgement.status != "native":
-                severity = judgement.status if judgement.status in _SEVERITY_ORDER else "runtime"
-                for fix in judgement.actions:
-                    if fix not in fixes:
-                        fixes.append(fix)
-                    actions.append({"severity": severity, "package": p.name, "gpu": i, "message": fix})
-            if p.compilers:  # the run-time code is judged from its compilers, not from the local toolchain
-                continue
-            for fix in runtime_compile_fixes(p.runtime_compiled, analysis.gpus[i], analysis.toolchains):
-                if fix not in fixes:
-                    fixes.append(fix)
-                actions.append({"severity": "runtime", "package": p.name, "gpu": i, "message": fix})
-        targets.append(
-            {
-                "name": p.name,
-                "version": p.version,
-                "path": p.path,
-                "status": p.status,
-                "runtime_compiled": p.runtime_compiled,
-                "runtime_compilers": [c.to_dict() for c in p.compilers],
-                "files": len(p.files),
-                "unreadable": [{"path": f.path, "error": f.error} for f in p.unreadable],
-                "inactive": [{"path": path, "reason": why} for path, why in p.inactive],
-                "fallbacks": [{"path": path, "assumed": list(what)} for path, what in p.fallbacks],
-                "coverage": p.coverage,
-                "verdicts": verdicts,
-                "fixes": fixes,
-            }
-        )
-    actions = _group_actions(actions)
-    overall = worst_status(p.status for p in analysis.packages) if analysis.gpus else "none"
+    advice = analysis.advice
     return {
         "schema": CHECK_SCHEMA,
         "cudafit_version": __version__,
-        "status": overall,
+        "status": analysis.status.value,
         "driver_version": str(analysis.driver) if analysis.driver else None,
         "jit_allowed": analysis.jit_allowed,
         "machine": machine,
-        "gpus": gpus,
-        "targets": targets,
-        "actions": actions,
+        "gpus": [
+            {"name": g.name, "compute_capability": str(g.compute_capability), "cuda_index": g.index}
+            for g in analysis.gpus
+        ],
+        "targets": [
+            _target(p, fixes, kernels=kernels) for p, fixes in zip(analysis.packages, advice.fixes, strict=True)
+        ],
+        "actions": [a.to_dict() for a in advice.actions],
         "notes": list(analysis.notes),
     }
 
 
-#: Order of modules without code in --kernels listings: what fails first.
-_GAP_ORDER = {"fails": 0, "specialised": 1, "gated": 2}
+def _target(p: PackageResult, fixes: tuple[str, ...], *, kernels: bool) -> JsonDict:
+    """One ``targets[]`` row: a package, its verdict on each GPU and its fix lines."""
+    return {
+        "name": p.name,
+        "version": p.version,
+        "path": p.path,
+        "status": p.status.value,
+        "runtime_compiled": p.runtime_compiled,
+        "runtime_compilers": [c.to_dict() for c in p.compilers],
+        "files": len(p.files),
+        "unreadable": [{"path": f.path, "error": f.error} for f in p.unreadable],
+        "inactive": [{"path": path, "reason": why} for path, why in p.inactive],
+        "fallbacks": [{"path": path, "assumed": list(what)} for path, what in p.fallbacks],
+        "coverage": p.coverage,
+        "verdicts": [_verdict(p, i, kernels=kernels) for i in range(len(p.verdicts))],
+        "fixes": list(fixes),
+    }
 
 
-def iter_modules_without_code(verdict: Any) -> Iterator[dict[str, Any]]:
-    """The modules of a package verdict that have no code for its GPU: holes, then specialised, then gated."""
-    rows = []
-    for fv in verdict.files:
-        for m in fv.modules:
-            status = m.status.value
-            if status not in _GAP_ORDER or m.index < 0:
-                continue
-            rows.append(
-                {
-                    "path": m.path or fv.path,
-                    "module": m.index,
-                    "status": status,
-                    "reason": m.reasons[0].code if m.reasons else "",
-                    "sass": list(m.sass),
-                    "ptx": list(m.ptx),
-                    "kernels": list(m.kernels) if m.kernels is not None else None,
-                }
-            )
-    rows.sort(key=lambda r: _GAP_ORDER[r["status"]])
-    yield from rows
+def _verdict(p: PackageResult, i: int, *, kernels: bool) -> JsonDict:
+    """One ``verdicts[]`` row: the package on GPU ``i``."""
+    d = p.verdicts[i].to_dict()
+    verdict: JsonDict = {
+        "gpu": i,
+        "status": d["status"],
+        "counts": d["counts"],
+        "reasons": [{**r, "message": inside_site(r["message"])} for r in d["reasons"]],
+    }
+    if kernels:
+        verdict["without_code"] = [gap.to_dict() for gap in p.without_code[i]]
+    judgement = p.runtime[i] if p.runtime else None
+    verdict["runtime"] = judgement.to_dict() if judgement is not None else None
+    return verdict
 
 
-def _group_actions(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One action per (GPU, message): packages sharing a root cause are listed together.
-
-    Sorted by severity, then GPU, then the order the fixes came in, so an alternative (``or ...``)
-    stays right after the fix it is an alternative to.
-    """
-    grouped: dict[tuple[int, str, str], dict[str, Any]] = {}
-    for a in actions:
-        key = (a["gpu"], a["message"], a["severity"])  # a package is listed under its own status only
-        if key in grouped:
-            grouped[key]["package"] += ", " + a["package"]
-        else:
-            grouped[key] = dict(a)
-    out = list(grouped.values())
-    worst: dict[int, int] = {}
-    for a in out:
-        worst[a["gpu"]] = min(worst.get(a["gpu"], 9), _SEVERITY_ORDER.get(a["severity"], 9))
-    order = {id(a): n for n, a in enumerate(out)}
-    out.sort(key=lambda a: (worst[a["gpu"]], a["gpu"], _SEVERITY_ORDER.get(a["severity"], 9), order[id(a)]))
-    return out
+def iter_modules_without_code(verdict: PackageVerdict) -> Iterator[JsonDict]:
+    """The ``without_code`` rows of a package verdict (kept for ``cli/explain``: new code reads
+    :func:`cudafit.actions.modules_without_code`)."""
+    for gap in modules_without_code(verdict):
+        yield gap.to_dict()
 
 
 def _cell(status: str) -> str:
@@ -425,7 +325,7 @@ def _hole_blocks(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 seen = b["families"].setdefault(fam, [0, []])
                 seen[0] = max(seen[0], count)
                 seen[1].append(cc)
-    worst = {key: min(_SEVERITY_ORDER.get(w, 9) for w in b["words"]) for key, b in blocks.items()}
+    worst = {key: min(action_rank(w) for w in b["words"]) for key, b in blocks.items()}
     return [blocks[k] for k in sorted(blocks, key=lambda k: (worst[k], k[0].lower(), k[1]))]
 
 
@@ -440,7 +340,7 @@ def _render_without_code(doc: dict[str, Any], console: Any) -> None:
     if holes:
         console.print("\n[bold]Kernels without code for the GPU[/bold] (--kernels; --json lists every kernel):")
     for b in holes:
-        words = sorted(b["words"].items(), key=lambda kv: _SEVERITY_ORDER.get(kv[0], 9))
+        words = sorted(b["words"].items(), key=lambda kv: action_rank(kv[0]))
         on = "; ".join(f"{_cell(w)} on {', '.join(sorted(ccs, key=_cc_key))}" for w, ccs in words)
         every = [cc for _w, ccs in words for cc in ccs]
         counts = sorted(set(b["modules"].values()))

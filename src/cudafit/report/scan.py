@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from cudafit import __version__
-from cudafit.binary.facts import BinaryFacts, EntryKind, FatbinEntry, KernelInfo
+from cudafit.binary.facts import BinaryFacts, EntryKind, FatbinEntry, KernelInfo, arch_sort_key
 
 __all__ = [
     "SCAN_SCHEMA",
     "FileReport",
-    "arch_sort_key",
     "entry_to_dict",
     "render_scan_json",
     "render_scan_text",
@@ -47,13 +46,6 @@ class FileReport:
     kernels: tuple[KernelRow, ...] | None = None
     stub_modules: tuple[int, ...] = ()
     kernel_error: str | None = None
-
-
-def arch_sort_key(name: str) -> tuple[int, int, str]:
-    """Order ``sm_80 < sm_90 < sm_90a < sm_100f < compute_75``: SASS first, by number then suffix."""
-    kind, _, rest = name.partition("_")
-    digits = "".join(ch for ch in rest if ch.isdigit())
-    return ({"sm": 0, "compute": 1, "lto": 2}.get(kind, 3), int(digits or 0), rest)
 
 
 @functools.lru_cache(maxsize=4096)
