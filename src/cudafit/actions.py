@@ -11,10 +11,12 @@ import enum
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from cudafit.rules.engine import PackageVerdict
 from cudafit.rules.status import PACKAGE_STATUSES, Status
+
+if TYPE_CHECKING:
+    from cudafit.rules.engine import PackageVerdict
 
 __all__ = [
     "WITHOUT_CODE",

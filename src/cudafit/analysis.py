@@ -13,16 +13,34 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from cudafit.actions import Action, ActionKind, Advice, ModuleGap, group_actions, inside_site, modules_without_code
+from cudafit.actions import (
+    Action,
+    ActionKind,
+    Advice,
+    JsonDict,
+    ModuleGap,
+    group_actions,
+    inside_site,
+    modules_without_code,
+)
 from cudafit.binary.facts import BinaryFacts, EntryKind, arch_sort_key
 from cudafit.model import ComputeCapability, CudaVersion, DriverVersion, Gpu
-from cudafit.probe.inventory import Toolchain
+from cudafit.probe.inventory import Inventory, Toolchain
 from cudafit.rules.compilers import RuntimeCompiler, RuntimeJudgement
 from cudafit.rules.engine import PackageVerdict, PreparedFile
 from cudafit.rules.status import Status, worst
 from cudafit.targets.interface import ScanItem
 
-__all__ = ["Analysis", "PackageResult", "analyze", "worst_status"]
+__all__ = [
+    "Analysis",
+    "CheckRequest",
+    "MachineSummary",
+    "PackageResult",
+    "analyze",
+    "jit_allowed_in",
+    "run_check",
+    "worst_status",
+]
 
 
 def worst_status(statuses: Iterable[str]) -> str:
@@ -75,6 +93,32 @@ class PackageResult:
 
 
 @dataclass(frozen=True)
+class MachineSummary:
+    """Where the GPUs of a verdict came from when a machine was read (probed here, or an inventory file)."""
+
+    status: str
+    source: str | None
+    driver_version: DriverVersion | None
+    problems: tuple[str, ...]
+    ordering_estimated: bool
+
+    @classmethod
+    def of(cls, inv: Inventory) -> MachineSummary:
+        """The summary of a probed or recorded inventory."""
+        return cls(inv.status, inv.source, inv.driver_version, inv.problems, inv.ordering_estimated)
+
+    def to_dict(self) -> JsonDict:
+        """The ``machine`` object of ``cudafit.check/1``."""
+        return {
+            "status": self.status,
+            "source": self.source,
+            "driver_version": str(self.driver_version) if self.driver_version else None,
+            "problems": list(self.problems),
+            "ordering_estimated": self.ordering_estimated,
+        }
+
+
+@dataclass(frozen=True)
 class Analysis:
     """Everything ``check`` and ``doctor`` render."""
 
@@ -84,6 +128,7 @@ class Analysis:
     jit_allowed: bool
     notes: tuple[str, ...] = field(default=())
     toolchains: tuple[Toolchain, ...] = ()  # compilers packages use at run time
+    machine: MachineSummary | None = None  # the machine read for the GPUs (None: only declared ones)
 
     @property
     def failing(self) -> tuple[PackageResult, ...]:
@@ -109,6 +154,62 @@ class Analysis:
                     actions.append(Action(kind, (p.name,), gpu, message))
             fixes.append(tuple(own))
         return Advice(tuple(fixes), group_actions(actions))
+
+
+def jit_allowed_in(environ: Mapping[str, str]) -> bool:
+    """Whether the driver may JIT-compile PTX: ``CUDA_DISABLE_PTX_JIT=1`` forbids it (CUDA Programming Guide,
+    "CUDA Environment Variables"), so PTX-only code then fails."""
+    return environ.get("CUDA_DISABLE_PTX_JIT", "0") in ("", "0")
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """What ``check`` and ``doctor`` ask of :func:`run_check`, given once (the CLI resolves the GPUs)."""
+
+    gpus: tuple[Gpu, ...]
+    driver: DriverVersion | None = None
+    machine: MachineSummary | None = None
+    environ: Mapping[str, str] = field(default_factory=dict)
+    #: The environment's site-packages (``doctor``): its run-time compilers are wired as it will run them.
+    sites: tuple[str, ...] | None = None
+    kernels: bool = False  # read the kernel names of every module without code (``--kernels``)
+    use_cache: bool = True
+    embedded: bool = False  # also read the fatbins libraries embed to load themselves
+
+
+def run_check(items: Iterable[ScanItem], request: CheckRequest, notes: Iterable[str] = ()) -> Analysis:
+    """Judge ``items`` as ``check``/``doctor`` do: the analysis (read through the scan cache, with a progress
+    line on a terminal), its notes, and the local compilers of packages that compile at run time.
+
+    ``notes`` is read after the items (a requirement's resolved version is known only then).
+    """
+    from cudafit.progress import with_progress
+    from cudafit.targets.cache import scan_cache
+
+    jit_allowed = jit_allowed_in(request.environ)
+    with scan_cache(enabled=request.use_cache, embedded=request.embedded):
+        analysis = analyze(
+            with_progress(items),
+            request.gpus,
+            driver=request.driver,
+            jit_allowed=jit_allowed,
+            kernels=request.kernels,
+            environ=dict(request.environ) if request.sites is not None else None,
+            sites=request.sites or (),
+        )
+    extra = list(notes)
+    if not jit_allowed:
+        extra.append("CUDA_DISABLE_PTX_JIT is set: PTX is not counted as usable")
+    if request.machine is not None and request.machine.ordering_estimated:
+        extra.append("CUDA device numbering is estimated (FASTEST_FIRST); see cudafit gpus")
+    analysis = replace(analysis, notes=tuple(extra), machine=request.machine)
+    if request.gpus and any(p.runtime_compiled in ("triton", "nvcc-jit") for p in analysis.packages):
+        from cudafit.probe.toolchains import iter_toolchains
+        from cudafit.targets.env import site_packages_of
+
+        sites = list(request.sites) if request.sites is not None else site_packages_of()
+        analysis = replace(analysis, toolchains=tuple(iter_toolchains(sites, request.environ)))
+    return analysis
 
 
 def _iter_fix_lines(analysis: Analysis, p: PackageResult) -> Iterator[tuple[int, ActionKind | None, str]]:

@@ -274,7 +274,7 @@ class _Judge:
                     "reasons": [{"code": r["code"], "message": r["message"]} for r in d["reasons"]][:4],
                 }
             )
-        return pkg.status, verdicts
+        return pkg.status.value, verdicts
 
     def judge(self, file: IndexFile, variant: CudaVariant | None) -> CandidateResult:
         """One candidate: never raises for a bad wheel or the network (the result carries the error).

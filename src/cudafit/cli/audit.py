@@ -114,7 +114,7 @@ def execute(args: argparse.Namespace) -> int:
 
     from cudafit.audit import SpecError, run_audit
     from cudafit.audit.torch import TorchError
-    from cudafit.cli.options import unwritable_outputs, write_report
+    from cudafit.cli.common import unwritable_outputs, write_report
     from cudafit.errors import EnvironmentResolutionError
     from cudafit.report.audit import audit_document, render_junit, render_sarif, render_text
     from cudafit.report.console import dump_json, make_console

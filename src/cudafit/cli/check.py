@@ -10,7 +10,8 @@ import argparse
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from cudafit.cli.options import add_pip_options, add_verdict_options, pip_args, run_verdicts
+from cudafit.cli.common import add_pip_options, pip_args
+from cudafit.cli.options import add_verdict_options, run_verdicts
 
 __all__ = ["configure_parser", "execute"]
 

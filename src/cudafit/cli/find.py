@@ -86,9 +86,7 @@ def execute(args: argparse.Namespace) -> int:
 
         inv = probe_machine()
         if not args.gpu:
-            gpus = [
-                Gpu(d.name, d.compute_capability, d.cuda_index) for d in inv.cuda_devices if d.compute_capability
-            ]
+            gpus = [Gpu(d.name, d.compute_capability, d.cuda_index) for d in inv.cuda_devices if d.compute_capability]
         driver = driver or inv.driver_version
     if not gpus:
         print("cudafit: no GPU found on this machine: name one with --gpu (e.g. --gpu 'RTX 4090')", file=sys.stderr)

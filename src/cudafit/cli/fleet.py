@@ -237,7 +237,7 @@ def run_fleet_verdicts(args: argparse.Namespace, items: Iterable[Any]) -> int:
         sys.stdout.write(render_fleet_markdown(doc))
     else:
         render_fleet_text(doc, make_console())
-    from cudafit.cli.options import nothing_readable, write_report
+    from cudafit.cli.common import nothing_readable, write_report
 
     if args.html and not write_report(args.html, render_fleet_html(doc)):
         return EXIT_ANALYSIS_FAILED

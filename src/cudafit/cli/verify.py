@@ -61,7 +61,7 @@ def add_verify_options(p: argparse.ArgumentParser, *, prefix: str = "") -> None:
 
 def configure_parser(sub: Any) -> None:
     """Register ``verify``."""
-    from cudafit.cli.options import add_pip_options
+    from cudafit.cli.common import add_pip_options
 
     p = sub.add_parser(
         "verify",
@@ -162,7 +162,7 @@ def render(doc: dict[str, Any], args: argparse.Namespace) -> None:
 
 def execute(args: argparse.Namespace) -> int:
     """Run ``verify``."""
-    from cudafit.cli.options import pip_args
+    from cudafit.cli.common import pip_args
     from cudafit.report.verify import verify_exit_code
 
     notes: list[str] = []

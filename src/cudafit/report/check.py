@@ -5,6 +5,7 @@ Pure functions of an :class:`~cudafit.analysis.Analysis`; no decision is taken h
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Iterator
 from typing import Any
@@ -13,6 +14,7 @@ from cudafit import __version__
 from cudafit.actions import JsonDict, action_rank, inside_site, modules_without_code
 from cudafit.analysis import Analysis, PackageResult
 from cudafit.report.console import gpu_title
+from cudafit.report.formats import Renderers
 from cudafit.report.matrix import STATUS_COLORS as _COLORS
 from cudafit.report.matrix import coverage_ranges as _ranges
 from cudafit.rules.engine import PackageVerdict
@@ -21,6 +23,7 @@ __all__ = [
     "CHECK_SCHEMA",
     "cell_title",
     "check_document",
+    "check_renderers",
     "html_legend",
     "html_stamp",
     "inside_site",
@@ -33,7 +36,7 @@ CHECK_SCHEMA = "cudafit.check/1"
 _HTML_COLORS = {"native": "#2e7d32", "jit": "#f9a825", "partial": "#ef6c00", "fails": "#c62828", "none": "#9e9e9e"}
 
 
-def check_document(analysis: Analysis, *, machine: JsonDict | None = None, kernels: bool = False) -> JsonDict:
+def check_document(analysis: Analysis, *, kernels: bool = False) -> JsonDict:
     """The ``cudafit.check/1`` document (``doctor`` uses the same schema); ``kernels`` adds, per verdict,
     the modules without code for its GPU with their kernels (``--kernels``)."""
     advice = analysis.advice
@@ -43,7 +46,7 @@ def check_document(analysis: Analysis, *, machine: JsonDict | None = None, kerne
         "status": analysis.status.value,
         "driver_version": str(analysis.driver) if analysis.driver else None,
         "jit_allowed": analysis.jit_allowed,
-        "machine": machine,
+        "machine": analysis.machine.to_dict() if analysis.machine is not None else None,
         "gpus": [
             {"name": g.name, "compute_capability": str(g.compute_capability), "cuda_index": g.index}
             for g in analysis.gpus
@@ -89,6 +92,11 @@ def _verdict(p: PackageResult, i: int, *, kernels: bool) -> JsonDict:
     judgement = p.runtime[i] if p.runtime else None
     verdict["runtime"] = judgement.to_dict() if judgement is not None else None
     return verdict
+
+
+def check_renderers(*, wide: bool = False) -> Renderers:
+    """How ``check`` and ``doctor`` write their document (``wide``: always the coverage columns)."""
+    return Renderers(functools.partial(render_text, wide=wide), render_markdown, render_html)
 
 
 def iter_modules_without_code(verdict: PackageVerdict) -> Iterator[JsonDict]:
