@@ -15,12 +15,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from cudafit import __version__
+from cudafit.actions import JsonDict, action_rank
 from cudafit.report.check import _HTML_COLORS, _cell, cell_title, html_legend, html_stamp  # as one machine's
 from cudafit.report.console import gpu_title, plural
+from cudafit.report.formats import Renderers
+from cudafit.rules.status import PACKAGE_STATUSES, Status
 
 __all__ = [
     "FLEET_CHECK_SCHEMA",
     "fleet_check_document",
+    "fleet_renderers",
     "render_fleet_html",
     "render_fleet_markdown",
     "render_fleet_text",
@@ -29,14 +33,17 @@ __all__ = [
 ]
 
 FLEET_CHECK_SCHEMA = "cudafit.fleet-check/1"
+#: The classes grouped by their status, in the order of :data:`~cudafit.rules.status.PACKAGE_STATUSES` (best
+#: first) but ``none`` last: a class without device code is the least interesting line of the summary.
+_CLASS_GROUPS = (*(s for s in PACKAGE_STATUSES if s not in (Status.NONE, Status.UNKNOWN)), Status.NONE)
 # Printed after the status word itself ("fails on: ..."), so the label never repeats it.
-_POOLS = (
-    ("native", "on"),
-    ("jit", "(only by PTX JIT) on"),
-    ("partial", "(some kernels fail) on"),
-    ("fails", "on"),
-    ("none", "(no device code) on"),
-)
+_GROUP_LABELS = {
+    Status.NATIVE: "on",
+    Status.JIT: "(only by PTX JIT) on",
+    Status.PARTIAL: "(some kernels fail) on",
+    Status.FAILS: "on",
+    Status.NONE: "(no device code) on",
+}
 _NOT_JUDGED_IS_PROBLEM = ("unknown-gpu", "invalid", "timeout", "unreachable")
 
 
@@ -89,7 +96,7 @@ def fleet_check_document(judgement: Any, *, placement: dict[str, Any] | None = N
             }
         )
         classes.append(c)
-    pools = {status: [c["id"] for c in classes if c["status"] == status] for status, _ in _POOLS}
+    pools = {status.value: [c["id"] for c in classes if c["status"] == status] for status in _CLASS_GROUPS}
     unjudged = [{"name": n.name, "status": n.status, "problems": list(n.problems), "fix": n.fix} for n in inv.unjudged]
     notes = []
     if not judgement.jit_allowed:
@@ -144,10 +151,12 @@ def _class_row(c: dict[str, Any], targets: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def _pool_lines(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
+def _group_lines(doc: JsonDict) -> list[tuple[str, str, str]]:
+    """(status, label, the classes with that status and their node count), one per status that has classes."""
     by_id = {c["id"]: c for c in doc["classes"]}
     out = []
-    for status, label in _POOLS:
+    for group in _CLASS_GROUPS:
+        status, label = group.value, _GROUP_LABELS[group]
         ids = doc["pools"][status]
         if ids:
             listed = ", ".join(f"{i} {_gpus_text(by_id[i]['gpus'])} · {by_id[i]['driver_version'] or '?'}" for i in ids)
@@ -169,9 +178,8 @@ def _actions(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             if where not in seen[key]:
                 seen[key].append(where)
             sev[key] = a["severity"]
-    order = {"fails": 0, "partial": 1, "runtime": 2, "jit": 3}
     rows = [(sev[k], k[0], "; ".join(v), k[1]) for k, v in seen.items()]
-    rows.sort(key=lambda r: (order.get(r[0], 9), r[1]))
+    rows.sort(key=lambda r: (action_rank(r[0]), r[1]))
     return rows
 
 
@@ -194,7 +202,7 @@ def render_fleet_text(doc: dict[str, Any], console: Any) -> None:
         table.add_row(*row)
     if doc["classes"]:
         console.print(table)
-    for status, label, text in _pool_lines(doc):
+    for status, label, text in _group_lines(doc):
         console.print(f"  {_cell(status)} {label}: {escape(text)}")  # "fails on: c2 ..."
     actions = _actions(doc)
     if actions:
@@ -278,7 +286,7 @@ def render_fleet_markdown(doc: dict[str, Any]) -> str:
         row[4] = f"**{row[4]}**"
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
-    lines.extend(f"- **{status}** {label}: {text}" for status, label, text in _pool_lines(doc))
+    lines.extend(f"- **{status}** {label}: {text}" for status, label, text in _group_lines(doc))
     actions = _actions(doc)
     if actions:
         lines += ["", "**What to do**", ""]
@@ -304,7 +312,7 @@ def render_fleet_html(doc: dict[str, Any]) -> str:
         )
         label = f"{c['id']} {_gpus_text(c['gpus'])} · {c['driver_version'] or '?'} ({plural(c['node_count'], 'node')})"
         rows.append(f"<tr><th>{esc(label)}</th>{cells}<td>{esc(_floor_text(c))}</td></tr>")
-    pools = "".join(f"<li><b>{esc(s)}</b> {esc(label)}: {esc(text)}</li>" for s, label, text in _pool_lines(doc))
+    pools = "".join(f"<li><b>{esc(s)}</b> {esc(label)}: {esc(text)}</li>" for s, label, text in _group_lines(doc))
     actions = "".join(f"<li><b>{esc(s)}</b> {esc(p)} on {esc(w)}: {esc(m)}</li>" for s, p, w, m in _actions(doc))
     unjudged = "".join(
         f"<li>{esc(u['name'])} <b>{esc(u['status'])}</b>: {esc('; '.join(u['problems']))}</li>"
@@ -398,3 +406,8 @@ def _scalar(v: Any) -> str:
     if isinstance(v, (Mapping, list)):
         return "{}" if isinstance(v, Mapping) else "[]"
     return json.dumps(v) if isinstance(v, str) else str(v)
+
+
+def fleet_renderers() -> Renderers:
+    """How ``check``/``doctor --fleet`` write their document."""
+    return Renderers(render_fleet_text, render_fleet_markdown, render_fleet_html)

@@ -24,6 +24,7 @@ else:  # Python 3.10: the same check for mypy, the same failure at run time
         """A value of a type that every branch should have handled."""
         raise AssertionError(f"unhandled value: {arg!r}")
 
+
 __all__ = ["OutputFormat", "Renderers", "render"]
 
 

@@ -6,10 +6,12 @@ is decided here except the order things are shown in.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from typing import Any
 
 from cudafit import __version__
+from cudafit.report.formats import Renderers
 from cudafit.verify.cuda_errors import result_code, short_name
 from cudafit.verify.plan import SKIP_MEANINGS
 
@@ -21,6 +23,7 @@ __all__ = [
     "render_text",
     "verify_document",
     "verify_exit_code",
+    "verify_renderers",
 ]
 
 VERIFY_SCHEMA = "cudafit.verify/1"
@@ -374,3 +377,9 @@ def render_markdown(doc: dict[str, Any]) -> str:
             )
     lines += ["", f"_{ROLE_NOTE}_", "", f"_cudafit {doc['cudafit_version']}, {VERIFY_SCHEMA}_"]
     return "\n".join(lines) + "\n"
+
+
+def verify_renderers(*, modules: bool = False) -> Renderers:
+    """How ``verify`` (and ``doctor --verify``) writes its document (``modules``: every module, not only
+    disagreements and counts)."""
+    return Renderers(functools.partial(render_text, modules=modules), render_markdown)
