@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from cudafit.cli import EXIT_OK
+from cudafit.cli.common import Subparsers
 
 __all__ = ["configure_parser", "execute"]
 
@@ -21,7 +21,7 @@ CACHE_SCHEMA = "cudafit.cache/1"
 KIND_CHOICES = ("downloads", "wheel-scans", "kernel-names", "file-scans")
 
 
-def configure_parser(sub: Any) -> None:
+def configure_parser(sub: Subparsers) -> None:
     """Register ``cache``."""
     p = sub.add_parser(
         "cache",

@@ -11,11 +11,12 @@ import sys
 from typing import Any
 
 from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_FAILS, EXIT_OK
+from cudafit.cli.common import Subparsers
 
 __all__ = ["configure_parser", "execute"]
 
 
-def configure_parser(sub: Any) -> None:
+def configure_parser(sub: Subparsers) -> None:
     """Register ``scan``."""
     p = sub.add_parser(
         "scan",

@@ -12,8 +12,9 @@ from xml.sax.saxutils import escape as xml_escape
 from xml.sax.saxutils import quoteattr
 
 from cudafit import __version__
+from cudafit.report.formats import Renderers
 
-__all__ = ["AUDIT_SCHEMA", "audit_document", "render_junit", "render_sarif", "render_text"]
+__all__ = ["AUDIT_SCHEMA", "audit_document", "audit_renderers", "render_junit", "render_sarif", "render_text"]
 
 AUDIT_SCHEMA = "cudafit.audit/1"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -341,3 +342,8 @@ def render_junit(doc: dict[str, Any]) -> str:
         f'failures="{failures}" errors="{errors}">\n'
     )
     return head + "\n".join(suites) + "\n</testsuites>\n"
+
+
+def audit_renderers() -> Renderers:
+    """How ``audit`` writes its document to standard output (``--format text|json|sarif``)."""
+    return Renderers(render_text, sarif=render_sarif)
