@@ -110,12 +110,12 @@ def _cell(status: str) -> str:
     return f"[{_COLORS.get(status, 'white')}]{status}[/]"
 
 
-def _gpu_label(g: dict[str, Any]) -> str:
+def _gpu_label(g: JsonDict) -> str:
     idx = f"cuda:{g['cuda_index']} " if g.get("cuda_index") is not None else ""
     return idx + gpu_title(g["name"], g["compute_capability"])
 
 
-def iter_action_groups(doc: dict[str, Any]) -> Iterator[tuple[str, list[tuple[str, str, list[str]]]]]:
+def iter_action_groups(doc: JsonDict) -> Iterator[tuple[str, list[tuple[str, str, list[str]]]]]:
     """What to do, per GPU: ``(GPU label, [(severity, packages, [messages...])])``.
 
     One heading per GPU, under it one entry per package (or packages with the same fixes) with every
@@ -135,7 +135,7 @@ def iter_action_groups(doc: dict[str, Any]) -> Iterator[tuple[str, list[tuple[st
         yield _gpu_label(doc["gpus"][gpu]), [(sev, ", ".join(pkgs), list(msgs)) for (sev, msgs), pkgs in merged.items()]
 
 
-def render_text(doc: dict[str, Any], console: Any, *, wide: bool = False) -> None:
+def render_text(doc: JsonDict, console: Any, *, wide: bool = False) -> None:
     """Matrix + actions on a terminal (rich; colour only on a TTY / without NO_COLOR)."""
     from rich.markup import escape
     from rich.padding import Padding
@@ -155,18 +155,7 @@ def render_text(doc: dict[str, Any], console: Any, *, wide: bool = False) -> Non
             "No GPU to judge against: the columns show which compute capabilities each package covers; 'partial' "
             "means some modules lack code there (use --gpu NAME to evaluate for a specific GPU)."
         )
-    if doc["actions"]:
-        console.print("\n[bold]What to do[/bold] (most serious first):")
-        for label, entries in iter_action_groups(doc):
-            console.print(f"  [bold]{escape(label)}[/bold]")
-            for sev, pkg, msgs in entries:
-                head = f"{_cell(sev)} {escape(pkg)}:"
-                if len(msgs) == 1:
-                    console.print(Padding(Text.from_markup(f"{head} {escape(msgs[0])}"), (0, 0, 0, 4), expand=False))
-                    continue
-                console.print(Padding(Text.from_markup(head), (0, 0, 0, 4), expand=False))
-                for m in msgs:  # alternatives: wrapped lines keep the indent
-                    console.print(Padding(Text(m), (0, 0, 0, 6), expand=False))
+    _render_actions(doc, console)
     listed = any("without_code" in v for t in doc["targets"] for v in t["verdicts"])
     info = [] if listed else list(iter_specialised_lines(doc))  # --kernels summarises them below
     if info:
@@ -186,7 +175,27 @@ def render_text(doc: dict[str, Any], console: Any, *, wide: bool = False) -> Non
         console.print(f"note: {escape(n)}")
 
 
-def iter_dependency_lines(doc: dict[str, Any]) -> Iterator[str]:
+def _render_actions(doc: JsonDict, console: Any) -> None:
+    """What to do, per GPU, most serious first (alternatives on their own lines, indented)."""
+    from rich.markup import escape
+    from rich.padding import Padding
+    from rich.text import Text
+
+    if doc["actions"]:
+        console.print("\n[bold]What to do[/bold] (most serious first):")
+    for label, entries in iter_action_groups(doc):
+        console.print(f"  [bold]{escape(label)}[/bold]")
+        for sev, pkg, msgs in entries:
+            head = f"{_cell(sev)} {escape(pkg)}:"
+            if len(msgs) == 1:
+                console.print(Padding(Text.from_markup(f"{head} {escape(msgs[0])}"), (0, 0, 0, 4), expand=False))
+                continue
+            console.print(Padding(Text.from_markup(head), (0, 0, 0, 4), expand=False))
+            for m in msgs:  # alternatives: wrapped lines keep the indent
+                console.print(Padding(Text(m), (0, 0, 0, 6), expand=False))
+
+
+def iter_dependency_lines(doc: JsonDict) -> Iterator[str]:
     """What each requirement brings in: one line per dependency judged (its status per GPU, bytes read)."""
     for t in doc["targets"]:
         rows = t.get("dependencies") or []
@@ -203,7 +212,7 @@ def iter_dependency_lines(doc: dict[str, Any]) -> Iterator[str]:
             yield f"  {r['name']} {r['version']}: {state}" + (f" [{cells}]" if cells else "") + f"; {read}"
 
 
-def iter_fallback_lines(doc: dict[str, Any]) -> Iterator[str]:
+def iter_fallback_lines(doc: JsonDict) -> Iterator[str]:
     """One line per file read only in part: the package whose verdicts rest on it, and what was assumed."""
     for t in doc["targets"]:
         name = f"{t['name']} {t['version']}" if t["version"] else t["name"]
@@ -211,7 +220,7 @@ def iter_fallback_lines(doc: dict[str, Any]) -> Iterator[str]:
             yield f"{name}: its verdicts rest on {f['path']} read in part: {'; '.join(f['assumed'])}"
 
 
-def iter_specialised_lines(doc: dict[str, Any]) -> Iterator[str]:
+def iter_specialised_lines(doc: JsonDict) -> Iterator[str]:
     """One line per package with modules specialised for, or gated to, other GPUs: their counts over
     the GPUs judged (a range when they differ)."""
 
@@ -299,7 +308,7 @@ def _short(path: str, root: str) -> str:
     return path
 
 
-def _gpu_blocks(doc: dict[str, Any], gi: int, statuses: tuple[str, ...]) -> list[tuple[str, str, str, list[Any]]]:
+def _gpu_blocks(doc: JsonDict, gi: int, statuses: tuple[str, ...]) -> list[tuple[str, str, str, list[Any]]]:
     """(table word, package, file, rows) for one GPU."""
     blocks = []
     for t in doc["targets"]:
@@ -315,10 +324,10 @@ def _gpu_blocks(doc: dict[str, Any], gi: int, statuses: tuple[str, ...]) -> list
     return blocks
 
 
-def _hole_blocks(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def _hole_blocks(doc: JsonDict) -> list[JsonDict]:
     """Holes per (package, file) over all GPUs, the worst table word first: each kernel family once, with
     the GPUs it has no code for."""
-    blocks: dict[tuple[str, str], dict[str, Any]] = {}
+    blocks: dict[tuple[str, str], JsonDict] = {}
     for gi, g in enumerate(doc["gpus"]):
         cc = str(g["compute_capability"])
         for word, pkg, path, rows in _gpu_blocks(doc, gi, ("fails",)):
@@ -337,7 +346,7 @@ def _hole_blocks(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return [blocks[k] for k in sorted(blocks, key=lambda k: (worst[k], k[0].lower(), k[1]))]
 
 
-def _render_without_code(doc: dict[str, Any], console: Any) -> None:
+def _render_without_code(doc: JsonDict, console: Any) -> None:
     """--kernels: the holes of every package first, in the table's words, one line per kernel family (template
     instances folded, each name once, with the GPUs it lacks code for when not all of the block's); then the
     modules specialised for or gated to other GPUs, summarised (``--json`` lists every module and kernel)."""
@@ -370,7 +379,7 @@ def _render_without_code(doc: dict[str, Any], console: Any) -> None:
         console.print(f"  {escape(line)}", highlight=False)
 
 
-def _iter_information(doc: dict[str, Any]) -> Iterator[str]:
+def _iter_information(doc: JsonDict) -> Iterator[str]:
     """One line per (package, file, status, modules) specialised for or gated to other GPUs, naming the GPUs
     it concerns: a module is summarised once, however many GPUs it is information for."""
     lines: dict[tuple[str, str, str, tuple[int, ...]], tuple[list[str], list[Any]]] = {}
@@ -402,7 +411,7 @@ def _arch_key(arch: str) -> tuple[int, str]:
     return (int(digits) if digits else 0, arch)
 
 
-def render_markdown(doc: dict[str, Any]) -> str:
+def render_markdown(doc: JsonDict) -> str:
     """The matrix as a Markdown table to paste into an issue."""
     head = ["package", *(_gpu_label(g) for g in doc["gpus"]), "native on CC", "JIT on CC", "partial on CC"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -429,7 +438,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _html_fallbacks(doc: dict[str, Any]) -> str:
+def _html_fallbacks(doc: JsonDict) -> str:
     lines = list(iter_fallback_lines(doc))
     if not lines:
         return ""
@@ -449,7 +458,7 @@ STATUS_MEANINGS = {
 _NOT_FOR_RUNNING = ("no-device-code", "relocatable-only", "kernel-less-module")
 
 
-def cell_title(verdict: dict[str, Any]) -> str:
+def cell_title(verdict: JsonDict) -> str:
     """The tooltip of a grid cell: the reasons behind its status, its meaning when it has none."""
     reasons = verdict["reasons"]
     if verdict["status"] in ("native", "jit"):
@@ -469,7 +478,7 @@ def html_stamp() -> list[tuple[str, str]]:
     return [("host", platform.node() or "unknown"), ("date", when)]
 
 
-def _html_context(doc: dict[str, Any]) -> str:
+def _html_context(doc: JsonDict) -> str:
     """Where and when the report was made and for which driver and GPUs: a report read later, elsewhere."""
     esc = html.escape
     machine = doc.get("machine") or {}
@@ -494,7 +503,7 @@ def html_legend() -> str:
     return f"<h2>Legend</h2><table class='legend'>{items}</table>"
 
 
-def render_html(doc: dict[str, Any]) -> str:
+def render_html(doc: JsonDict) -> str:
     """A self-contained HTML page with the matrix as a colour grid, a legend, and where/when it was made."""
     esc = html.escape
     head = "".join(f"<th>{esc(_gpu_label(g))}</th>" for g in doc["gpus"])
