@@ -47,7 +47,7 @@ _GROUP_LABELS = {
 _NOT_JUDGED_IS_PROBLEM = ("unknown-gpu", "invalid", "timeout", "unreachable")
 
 
-def _gpus_text(gpus: list[dict[str, Any]]) -> str:
+def _gpus_text(gpus: list[JsonDict]) -> str:
     parts = []
     for g in gpus:
         name = g["name"]
@@ -58,44 +58,16 @@ def _gpus_text(gpus: list[dict[str, Any]]) -> str:
     return " + ".join(parts)
 
 
-def fleet_check_document(judgement: Any, *, placement: dict[str, Any] | None = None) -> dict[str, Any]:
+def fleet_check_document(judgement: Any, *, placement: JsonDict | None = None) -> JsonDict:
     """``cudafit.fleet-check/1``: targets once, then each class with its verdicts, pools, floors."""
     from cudafit.report.check import check_document
 
     inv = judgement.inventory
-    targets: list[dict[str, Any]] = []
-    classes = []
-    for cj in judgement.classes:
-        doc = check_document(cj.analysis)
-        if not targets:
-            targets = [
-                {
-                    "name": t["name"],
-                    "version": t["version"],
-                    "path": t["path"],
-                    "runtime_compiled": t["runtime_compiled"],
-                    "files": t["files"],
-                    "unreadable": t["unreadable"],
-                    "inactive": t["inactive"],
-                }
-                for t in doc["targets"]
-            ]
-        c = cj.cls.to_dict()
-        c.update(
-            {
-                "status": cj.status,
-                "best_status": cj.best_status,
-                "driver_floor": str(cj.driver_floor) if cj.driver_floor else None,
-                "driver_limited": cj.driver_limited,
-                "gpus_judged": doc["gpus"],
-                "verdicts": [
-                    {"target": k, "status": t["status"], "by_gpu": t["verdicts"], "fixes": t["fixes"]}
-                    for k, t in enumerate(doc["targets"])
-                ],
-                "actions": doc["actions"],
-            }
-        )
-        classes.append(c)
+    docs = [(cj, check_document(cj.analysis)) for cj in judgement.classes]
+    keep = ("name", "version", "path", "runtime_compiled", "files", "unreadable", "inactive")
+    # the first class's targets that has any (with --scan-env, each class judges its own environment)
+    targets = next(([{k: t[k] for k in keep} for t in doc["targets"]] for _cj, doc in docs if doc["targets"]), [])
+    classes = [_class_dict(cj, doc) for cj, doc in docs]
     pools = {status.value: [c["id"] for c in classes if c["status"] == status] for status in _CLASS_GROUPS}
     unjudged = [{"name": n.name, "status": n.status, "problems": list(n.problems), "fix": n.fix} for n in inv.unjudged]
     notes = []
@@ -123,7 +95,27 @@ def fleet_check_document(judgement: Any, *, placement: dict[str, Any] | None = N
     }
 
 
-def _floor_text(c: dict[str, Any]) -> str:
+def _class_dict(cj: Any, doc: JsonDict) -> JsonDict:
+    """One ``classes[]`` row: the class, its status and driver floor, and its ``check`` verdicts and actions."""
+    c: JsonDict = cj.cls.to_dict()
+    c.update(
+        {
+            "status": cj.status,
+            "best_status": cj.best_status,
+            "driver_floor": str(cj.driver_floor) if cj.driver_floor else None,
+            "driver_limited": cj.driver_limited,
+            "gpus_judged": doc["gpus"],
+            "verdicts": [
+                {"target": k, "status": t["status"], "by_gpu": t["verdicts"], "fixes": t["fixes"]}
+                for k, t in enumerate(doc["targets"])
+            ],
+            "actions": doc["actions"],
+        }
+    )
+    return c
+
+
+def _floor_text(c: JsonDict) -> str:
     if c["driver_floor"]:
         floor = str(c["driver_floor"])
     elif c["best_status"] in ("fails", "none"):
@@ -133,7 +125,7 @@ def _floor_text(c: dict[str, Any]) -> str:
     return floor + (" (upgrade)" if c["driver_limited"] else "")
 
 
-def _class_row(c: dict[str, Any], targets: list[dict[str, Any]]) -> list[str]:
+def _class_row(c: JsonDict, targets: list[JsonDict]) -> list[str]:
     groups: dict[str, list[str]] = {}
     for v in c["verdicts"]:
         if v["status"] not in ("native", "none"):
@@ -165,7 +157,7 @@ def _group_lines(doc: JsonDict) -> list[tuple[str, str, str]]:
     return out
 
 
-def _actions(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+def _actions(doc: JsonDict) -> list[tuple[str, str, str, str]]:
     """(severity, package, where, message), one per distinct message, classes joined."""
     seen: dict[tuple[str, str], list[str]] = {}
     sev: dict[tuple[str, str], str] = {}
@@ -183,7 +175,7 @@ def _actions(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def render_fleet_text(doc: dict[str, Any], console: Any) -> None:
+def render_fleet_text(doc: JsonDict, console: Any) -> None:
     """The class matrix, the pools, what to do, and the nodes that were not judged."""
     from rich.markup import escape
     from rich.table import Table
@@ -218,7 +210,7 @@ def render_fleet_text(doc: dict[str, Any], console: Any) -> None:
         console.print(f"note: {escape(n)}")
 
 
-def _targets_text(targets: list[dict[str, Any]]) -> str:
+def _targets_text(targets: list[JsonDict]) -> str:
     if not targets:
         return "no CUDA code"
     if len(targets) > 3:
@@ -226,11 +218,11 @@ def _targets_text(targets: list[dict[str, Any]]) -> str:
     return ", ".join(_target_name(t) for t in targets)
 
 
-def _target_name(t: dict[str, Any]) -> str:
+def _target_name(t: JsonDict) -> str:
     return f"{t['name']} {t['version']}" if t["version"] else t["name"]
 
 
-def _render_unjudged(unjudged: list[dict[str, Any]], console: Any) -> None:
+def _render_unjudged(unjudged: list[JsonDict], console: Any) -> None:
     from rich.markup import escape
 
     shown = [u for u in unjudged if u["status"] != "no-gpu"]
@@ -245,7 +237,7 @@ def _render_unjudged(unjudged: list[dict[str, Any]], console: Any) -> None:
             console.print(f"    fix: {escape(u['fix'])}")
 
 
-def render_placement_text(placement: dict[str, Any], console: Any) -> None:
+def render_placement_text(placement: JsonDict, console: Any) -> None:
     """The nodeAffinity block (YAML) and the Ray options, ready to paste."""
     from rich.markup import escape
 
@@ -270,7 +262,7 @@ def render_placement_text(placement: dict[str, Any], console: Any) -> None:
             console.print(escape(f"@ray.remote(resources={json.dumps(ray['resources'])})"), highlight=False)
 
 
-def render_fleet_markdown(doc: dict[str, Any]) -> str:
+def render_fleet_markdown(doc: JsonDict) -> str:
     """The class matrix as Markdown (paste into an issue or a runbook)."""
     f = doc["fleet"]
     lines = [
@@ -299,7 +291,7 @@ def render_fleet_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_fleet_html(doc: dict[str, Any]) -> str:
+def render_fleet_html(doc: JsonDict) -> str:
     """A self-contained page: classes x packages as a colour grid."""
     esc = html.escape
     head = "".join(f"<th>{esc(_target_name(t))}</th>" for t in doc["targets"])
@@ -336,7 +328,7 @@ def render_fleet_html(doc: dict[str, Any]) -> str:
     )
 
 
-def render_inventory_text(doc: dict[str, Any], console: Any) -> None:
+def render_inventory_text(doc: JsonDict, console: Any) -> None:
     """``cudafit fleet ...``: one row per class, then the nodes that were not judged."""
     from rich.markup import escape
     from rich.table import Table
