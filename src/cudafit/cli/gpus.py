@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cudafit.cli import EXIT_FAILS, EXIT_OK
 from cudafit.cli.common import Subparsers, output_format
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from cudafit.actions import JsonDict
 
 __all__ = ["configure_parser", "execute"]
@@ -75,7 +77,7 @@ def execute(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _render_resolved(doc: JsonDict, console: Any) -> None:
+def _render_resolved(doc: JsonDict, console: Console) -> None:
     """Text form of a ``cudafit.gpus/1`` resolve document (errors to standard error)."""
     for g in doc["gpus"]:
         extra = f" ({len(g['matches'])} products)" if len(g["matches"]) > 1 else ""
@@ -116,7 +118,7 @@ def _table_lines(rows: list[tuple[str, ...]]) -> list[str]:
     return [" " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
 
 
-def _render(doc: JsonDict, console: Any) -> None:
+def _render(doc: JsonDict, console: Console) -> None:
     """Text form of a ``cudafit.gpus/1`` machine document (every value escaped: names come from tools)."""
     from rich.markup import escape
 

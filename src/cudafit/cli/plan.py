@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_FAILS, EXIT_OK, EXIT_USAGE
 from cudafit.cli.common import (
@@ -25,6 +25,8 @@ from cudafit.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from cudafit.actions import JsonDict
     from cudafit.model import Gpu
 
@@ -106,7 +108,7 @@ def render_markdown(doc: JsonDict) -> str:
     return "\n".join(out) + "\n"
 
 
-def _render_text(doc: JsonDict, console: Any) -> None:
+def _render_text(doc: JsonDict, console: Console) -> None:
     from rich.markup import escape
     from rich.table import Table
 

@@ -15,6 +15,8 @@ from cudafit import __version__
 from cudafit.report.formats import Renderers
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from cudafit.actions import JsonDict
     from cudafit.audit.core import AuditResult
 
@@ -168,7 +170,7 @@ def iter_failures(doc: JsonDict) -> Iterator[tuple[JsonDict, JsonDict, str, Json
                         yield t, m, reqs[c["requirement"]]["label"], g
 
 
-def render_text(doc: JsonDict, console: Any) -> None:
+def render_text(doc: JsonDict, console: Console) -> None:
     """The verdict per target, a table of what is missing per member, and the fix."""
     from rich.markup import escape
 
@@ -202,7 +204,7 @@ def render_text(doc: JsonDict, console: Any) -> None:
         console.print(f"note: {escape(n)}", highlight=False)
 
 
-def _render_policy(pol: JsonDict, console: Any) -> None:
+def _render_policy(pol: JsonDict, console: Console) -> None:
     """What is required, as asked and as the archs it comes to, and what is allowed."""
     from rich.markup import escape
 
@@ -240,7 +242,7 @@ def _missing_table(rows: list[tuple[JsonDict, str, JsonDict | None]]) -> Any:
     return table
 
 
-def _render_fix(fix: JsonDict, console: Any) -> None:
+def _render_fix(fix: JsonDict, console: Console) -> None:
     """The rebuild with the policy's arch list, in each build system's spelling."""
     from rich.markup import escape
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import html
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudafit import __version__
 from cudafit.actions import JsonDict, action_rank, inside_site, modules_without_code
@@ -18,6 +18,9 @@ from cudafit.report.formats import Renderers
 from cudafit.report.matrix import STATUS_COLORS as _COLORS
 from cudafit.report.matrix import coverage_ranges as _ranges
 from cudafit.rules.engine import PackageVerdict
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = [
     "CHECK_SCHEMA",
@@ -135,7 +138,7 @@ def iter_action_groups(doc: JsonDict) -> Iterator[tuple[str, list[tuple[str, str
         yield _gpu_label(doc["gpus"][gpu]), [(sev, ", ".join(pkgs), list(msgs)) for (sev, msgs), pkgs in merged.items()]
 
 
-def render_text(doc: JsonDict, console: Any, *, wide: bool = False) -> None:
+def render_text(doc: JsonDict, console: Console, *, wide: bool = False) -> None:
     """Matrix + actions on a terminal (rich; colour only on a TTY / without NO_COLOR)."""
     from rich.markup import escape
     from rich.padding import Padding
@@ -175,7 +178,7 @@ def render_text(doc: JsonDict, console: Any, *, wide: bool = False) -> None:
         console.print(f"note: {escape(n)}")
 
 
-def _render_actions(doc: JsonDict, console: Any) -> None:
+def _render_actions(doc: JsonDict, console: Console) -> None:
     """What to do, per GPU, most serious first (alternatives on their own lines, indented)."""
     from rich.markup import escape
     from rich.padding import Padding
@@ -346,7 +349,7 @@ def _hole_blocks(doc: JsonDict) -> list[JsonDict]:
     return [blocks[k] for k in sorted(blocks, key=lambda k: (worst[k], k[0].lower(), k[1]))]
 
 
-def _render_without_code(doc: JsonDict, console: Any) -> None:
+def _render_without_code(doc: JsonDict, console: Console) -> None:
     """--kernels: the holes of every package first, in the table's words, one line per kernel family (template
     instances folded, each name once, with the GPUs it lacks code for when not all of the block's); then the
     modules specialised for or gated to other GPUs, summarised (``--json`` lists every module and kernel)."""

@@ -11,6 +11,8 @@ from cudafit import __version__
 from cudafit.report.matrix import STATUS_COLORS
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from cudafit.actions import JsonDict
 
 __all__ = ["FIND_SCHEMA", "find_document", "render_text"]
@@ -85,7 +87,7 @@ def _mb(n: int | None) -> str:
     return f"{n / 1e6:,.1f} MB" if n < 1e9 else f"{n / 1e9:,.2f} GB"
 
 
-def render_text(doc: JsonDict, console: Any) -> None:
+def render_text(doc: JsonDict, console: Console) -> None:
     """Candidates, the answer, the install commands, uv's auto and the way out."""
     from rich.markup import escape
 
@@ -143,7 +145,7 @@ def _candidates_table(doc: JsonDict) -> Any:
     return table
 
 
-def _render_indexes(doc: JsonDict, console: Any) -> None:
+def _render_indexes(doc: JsonDict, console: Console) -> None:
     """The indexes' notes, and those not read (one line per error, the variants it hit)."""
     from rich.markup import escape
 
@@ -158,7 +160,7 @@ def _render_indexes(doc: JsonDict, console: Any) -> None:
         console.print(f"[yellow]not read[/] ({escape(', '.join(where))}): {escape(message)}")
 
 
-def _render_answer(doc: JsonDict, head: str, console: Any) -> None:
+def _render_answer(doc: JsonDict, head: str, console: Console) -> None:
     """The answer with its install commands, or why there is none and the way out."""
     from rich.markup import escape
 

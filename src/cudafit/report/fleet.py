@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudafit import __version__
 from cudafit.actions import JsonDict, action_rank
@@ -20,6 +20,11 @@ from cudafit.report.check import _HTML_COLORS, _cell, cell_title, html_legend, h
 from cudafit.report.console import gpu_title, plural
 from cudafit.report.formats import Renderers
 from cudafit.rules.status import PACKAGE_STATUSES, Status
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from cudafit.fleet.judge import ClassJudgement, FleetJudgement
 
 __all__ = [
     "FLEET_CHECK_SCHEMA",
@@ -58,7 +63,7 @@ def _gpus_text(gpus: list[JsonDict]) -> str:
     return " + ".join(parts)
 
 
-def fleet_check_document(judgement: Any, *, placement: JsonDict | None = None) -> JsonDict:
+def fleet_check_document(judgement: FleetJudgement, *, placement: JsonDict | None = None) -> JsonDict:
     """``cudafit.fleet-check/1``: targets once, then each class with its verdicts, pools, floors."""
     from cudafit.report.check import check_document
 
@@ -95,7 +100,7 @@ def fleet_check_document(judgement: Any, *, placement: JsonDict | None = None) -
     }
 
 
-def _class_dict(cj: Any, doc: JsonDict) -> JsonDict:
+def _class_dict(cj: ClassJudgement, doc: JsonDict) -> JsonDict:
     """One ``classes[]`` row: the class, its status and driver floor, and its ``check`` verdicts and actions."""
     c: JsonDict = cj.cls.to_dict()
     c.update(
@@ -175,7 +180,7 @@ def _actions(doc: JsonDict) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def render_fleet_text(doc: JsonDict, console: Any) -> None:
+def render_fleet_text(doc: JsonDict, console: Console) -> None:
     """The class matrix, the pools, what to do, and the nodes that were not judged."""
     from rich.markup import escape
     from rich.table import Table
@@ -222,7 +227,7 @@ def _target_name(t: JsonDict) -> str:
     return f"{t['name']} {t['version']}" if t["version"] else t["name"]
 
 
-def _render_unjudged(unjudged: list[JsonDict], console: Any) -> None:
+def _render_unjudged(unjudged: list[JsonDict], console: Console) -> None:
     from rich.markup import escape
 
     shown = [u for u in unjudged if u["status"] != "no-gpu"]
@@ -237,7 +242,7 @@ def _render_unjudged(unjudged: list[JsonDict], console: Any) -> None:
             console.print(f"    fix: {escape(u['fix'])}")
 
 
-def render_placement_text(placement: JsonDict, console: Any) -> None:
+def render_placement_text(placement: JsonDict, console: Console) -> None:
     """The nodeAffinity block (YAML) and the Ray options, ready to paste."""
     from rich.markup import escape
 
@@ -328,7 +333,7 @@ def render_fleet_html(doc: JsonDict) -> str:
     )
 
 
-def render_inventory_text(doc: JsonDict, console: Any) -> None:
+def render_inventory_text(doc: JsonDict, console: Console) -> None:
     """``cudafit fleet ...``: one row per class, then the nodes that were not judged."""
     from rich.markup import escape
     from rich.table import Table

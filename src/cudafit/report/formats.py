@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from cudafit.actions import JsonDict
 
 if sys.version_info >= (3, 11):
@@ -43,7 +45,7 @@ class Renderers:
     """A command's writers of one document: ``text`` prints to a console; the others return the page
     (``None``: the command does not offer that format)."""
 
-    text: Callable[[JsonDict, Any], None]
+    text: Callable[[JsonDict, Console], None]
     markdown: Callable[[JsonDict], str] | None = None
     html: Callable[[JsonDict], str] | None = None
     sarif: Callable[[JsonDict], JsonDict] | None = None

@@ -14,7 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["STATUS_COLORS", "GpuColumn", "coverage_ranges", "gpu_columns", "render_matrix", "short_gpu_name"]
 
@@ -188,7 +191,7 @@ def _package_cell(t: dict[str, Any]) -> tuple[Any, int]:
     return text, text.cell_len
 
 
-def render_matrix(doc: dict[str, Any], console: Any, *, wide: bool = False) -> None:
+def render_matrix(doc: dict[str, Any], console: Console, *, wide: bool = False) -> None:
     """Print the matrix on ``console`` in the layout its width allows (see the module docstring)."""
     from rich.table import Table
     from rich.text import Text

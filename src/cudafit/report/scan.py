@@ -16,6 +16,8 @@ from cudafit import __version__
 from cudafit.binary.facts import BinaryFacts, EntryKind, FatbinEntry, KernelInfo, arch_sort_key
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from cudafit.actions import JsonDict
 
 __all__ = [
@@ -273,7 +275,7 @@ def summarize_archs(facts: BinaryFacts) -> tuple[list[str], list[str], list[str]
 
 
 def render_scan_text(
-    reports: Sequence[FileReport], console: Any, *, with_kernels: bool = False, all_files: bool = False
+    reports: Sequence[FileReport], console: Console, *, with_kernels: bool = False, all_files: bool = False
 ) -> None:
     """A readable table per file (only files with device code or errors unless ``all_files``)."""
     from rich.markup import escape
@@ -372,7 +374,7 @@ def demangle(names: Sequence[str]) -> dict[str, str]:
     return dict(zip(unique, lines, strict=False)) if len(lines) == len(unique) else {}
 
 
-def _render_kernels(rep: FileReport, console: Any) -> None:
+def _render_kernels(rep: FileReport, console: Console) -> None:
     from rich.table import Table
 
     if rep.kernel_error:

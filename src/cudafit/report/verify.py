@@ -16,6 +16,8 @@ from cudafit.verify.cuda_errors import result_code, short_name
 from cudafit.verify.plan import SKIP_MEANINGS
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from cudafit.actions import JsonDict
     from cudafit.verify import Check, ModuleResult, VerifyResult
     from cudafit.verify.plan import ModuleTarget
@@ -229,7 +231,7 @@ def _cell(c: JsonDict) -> str:
     return f"{pred} -> {_driver_text(c)} {_MARK[c['verdict']]}"
 
 
-def render_text(doc: JsonDict, console: Any, *, modules: bool = False) -> None:
+def render_text(doc: JsonDict, console: Console, *, modules: bool = False) -> None:
     """Disagreements first, then the counts per GPU and (small runs or ``--modules``) every module."""
     from rich.markup import escape
 
@@ -261,7 +263,7 @@ def render_text(doc: JsonDict, console: Any, *, modules: bool = False) -> None:
     _render_summary(doc, console)
 
 
-def _render_header(doc: JsonDict, console: Any) -> None:
+def _render_header(doc: JsonDict, console: Console) -> None:
     from rich.markup import escape
 
     drv = doc["driver_version"] or "version unknown"
@@ -273,7 +275,7 @@ def _render_header(doc: JsonDict, console: Any) -> None:
     )
 
 
-def _render_disagreements(doc: JsonDict, console: Any) -> None:
+def _render_disagreements(doc: JsonDict, console: Console) -> None:
     from rich.markup import escape
 
     dis = doc["disagreements"]
@@ -291,7 +293,7 @@ def _render_disagreements(doc: JsonDict, console: Any) -> None:
         )
 
 
-def _render_no_answers(doc: JsonDict, console: Any) -> None:
+def _render_no_answers(doc: JsonDict, console: Console) -> None:
     from rich.markup import escape
 
     missing = list(iter_no_answers(doc))
@@ -307,7 +309,7 @@ def _render_no_answers(doc: JsonDict, console: Any) -> None:
         console.print(f"  ... {len(missing) - NO_ANSWER_LIMIT} more (--json lists all)")
 
 
-def _render_counts(doc: JsonDict, console: Any) -> None:
+def _render_counts(doc: JsonDict, console: Console) -> None:
     from rich.markup import escape
     from rich.table import Table
 
@@ -327,7 +329,7 @@ def _render_counts(doc: JsonDict, console: Any) -> None:
     console.print(table)
 
 
-def _render_jit_costs(doc: JsonDict, console: Any) -> None:
+def _render_jit_costs(doc: JsonDict, console: Console) -> None:
     from rich.markup import escape
 
     jit = list(iter_jit_costs(doc))
@@ -344,7 +346,7 @@ def _render_jit_costs(doc: JsonDict, console: Any) -> None:
         console.print(f"  ... {len(jit) - 20} more (--json lists all)")
 
 
-def _render_summary(doc: JsonDict, console: Any) -> None:
+def _render_summary(doc: JsonDict, console: Console) -> None:
     t = doc["totals"]
     if not t["loaded"]:
         console.print("\nnothing was loaded: no module to check on these GPUs")
@@ -361,7 +363,7 @@ def _render_summary(doc: JsonDict, console: Any) -> None:
     )
 
 
-def _render_modules(doc: JsonDict, console: Any) -> None:
+def _render_modules(doc: JsonDict, console: Console) -> None:
     from rich.markup import escape
     from rich.table import Table
 
