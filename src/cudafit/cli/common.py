@@ -175,10 +175,11 @@ def resolve_gpus(
         given = parse_driver_version(driver) if driver else None
     except ValueParseError as err:
         return GpuChoice((), None, None, (err.message,))
+    machine_known = bool(inventory) or probe
     read = {
-        MachineUse.ADD: bool(inventory) or probe,
-        MachineUse.FILL: (not names or given is None) and probe,
-        MachineUse.INSTEAD: not names and (bool(inventory) or probe),
+        MachineUse.ADD: machine_known,
+        MachineUse.FILL: (not names or given is None) and machine_known,
+        MachineUse.INSTEAD: not names and machine_known,
     }[use]
     gpus: list[Gpu] = []
     machine = None
