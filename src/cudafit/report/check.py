@@ -55,15 +55,15 @@ def check_document(analysis: Analysis, *, kernels: bool = False) -> JsonDict:
             for g in analysis.gpus
         ],
         "targets": [
-            _target(p, fixes, kernels=kernels) for p, fixes in zip(analysis.packages, advice.fixes, strict=True)
+            _package_row(p, fixes, kernels=kernels) for p, fixes in zip(analysis.packages, advice.fixes, strict=True)
         ],
         "actions": [a.to_dict() for a in advice.actions],
         "notes": list(analysis.notes),
     }
 
 
-def _target(p: PackageResult, fixes: tuple[str, ...], *, kernels: bool) -> JsonDict:
-    """One ``targets[]`` row: a package, its verdict on each GPU and its fix lines."""
+def _package_row(p: PackageResult, fixes: tuple[str, ...], *, kernels: bool) -> JsonDict:
+    """One ``targets[]`` row (the JSON key predates the words): a package, its verdict on each GPU, its fixes."""
     return {
         "name": p.name,
         "version": p.version,

@@ -64,7 +64,8 @@ def _gpus_text(gpus: list[JsonDict]) -> str:
 
 
 def fleet_check_document(judgement: FleetJudgement, *, placement: JsonDict | None = None) -> JsonDict:
-    """``cudafit.fleet-check/1``: targets once, then each class with its verdicts, pools, floors."""
+    """``cudafit.fleet-check/1``: targets once, then each class with its verdicts and driver floor, and the classes
+    grouped by status (the ``pools`` key)."""
     from cudafit.report.check import check_document
 
     inv = judgement.inventory
@@ -73,7 +74,7 @@ def fleet_check_document(judgement: FleetJudgement, *, placement: JsonDict | Non
     # the first class's targets that has any (with --scan-env, each class judges its own environment)
     targets = next(([{k: t[k] for k in keep} for t in doc["targets"]] for _cj, doc in docs if doc["targets"]), [])
     classes = [_class_dict(cj, doc) for cj, doc in docs]
-    pools = {status.value: [c["id"] for c in classes if c["status"] == status] for status in _CLASS_GROUPS}
+    by_status = {status.value: [c["id"] for c in classes if c["status"] == status] for status in _CLASS_GROUPS}
     unjudged = [{"name": n.name, "status": n.status, "problems": list(n.problems), "fix": n.fix} for n in inv.unjudged]
     notes = []
     if not judgement.jit_allowed:
@@ -93,7 +94,7 @@ def fleet_check_document(judgement: FleetJudgement, *, placement: JsonDict | Non
         },
         "targets": targets,
         "classes": classes,
-        "pools": pools,
+        "pools": by_status,
         "unjudged": unjudged,
         "placement": placement,
         "notes": notes,
@@ -181,7 +182,7 @@ def _actions(doc: JsonDict) -> list[tuple[str, str, str, str]]:
 
 
 def render_fleet_text(doc: JsonDict, console: Console) -> None:
-    """The class matrix, the pools, what to do, and the nodes that were not judged."""
+    """The class matrix, the classes grouped by status, what to do, and the nodes that were not judged."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -309,7 +310,7 @@ def render_fleet_html(doc: JsonDict) -> str:
         )
         label = f"{c['id']} {_gpus_text(c['gpus'])} · {c['driver_version'] or '?'} ({plural(c['node_count'], 'node')})"
         rows.append(f"<tr><th>{esc(label)}</th>{cells}<td>{esc(_floor_text(c))}</td></tr>")
-    pools = "".join(f"<li><b>{esc(s)}</b> {esc(label)}: {esc(text)}</li>" for s, label, text in _group_lines(doc))
+    groups = "".join(f"<li><b>{esc(s)}</b> {esc(label)}: {esc(text)}</li>" for s, label, text in _group_lines(doc))
     actions = "".join(f"<li><b>{esc(s)}</b> {esc(p)} on {esc(w)}: {esc(m)}</li>" for s, p, w, m in _actions(doc))
     unjudged = "".join(
         f"<li>{esc(u['name'])} <b>{esc(u['status'])}</b>: {esc('; '.join(u['problems']))}</li>"
@@ -326,7 +327,7 @@ def render_fleet_html(doc: JsonDict) -> str:
         + ", ".join(f"{k} {esc(v)}" for k, v in html_stamp())
         + "</p>"
         f"<table><tr><th>class</th>{head}<th>driver floor</th></tr>{''.join(rows)}</table>{html_legend()}"
-        f"<h2>Pools</h2><ul>{pools or '<li>none</li>'}</ul>"
+        f"<h2>Pools</h2><ul>{groups or '<li>none</li>'}</ul>"
         f"<h2>What to do</h2><ul>{actions or '<li>nothing</li>'}</ul>"
         f"<h2>Not judged</h2><ul>{unjudged or '<li>none</li>'}</ul>"
         f"<p><small>cudafit {esc(doc['cudafit_version'])}, {FLEET_CHECK_SCHEMA}</small></p></body></html>\n"
