@@ -7,7 +7,7 @@ Everything is a pure function of the :func:`audit_document` dict, which is built
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape as xml_escape
 from xml.sax.saxutils import quoteattr
 
@@ -16,9 +16,11 @@ from cudafit.report.formats import Renderers
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
 
     from cudafit.actions import JsonDict
-    from cudafit.audit.core import AuditResult
+    from cudafit.audit.core import AuditResult, Fix, Gap, MemberResult, Policy, TargetResult
+    from cudafit.model import ComputeCapability
 
 __all__ = ["AUDIT_SCHEMA", "audit_document", "audit_renderers", "render_junit", "render_sarif", "render_text"]
 
@@ -56,7 +58,7 @@ _RULES = {
 }
 
 
-def _gap(g: Any) -> JsonDict:
+def _gap(g: Gap) -> JsonDict:
     return {
         "kind": g.kind,
         "compute_capability": str(g.cc),
@@ -69,7 +71,7 @@ def _gap(g: Any) -> JsonDict:
     }
 
 
-def _member_dict(m: Any, index: dict[Any, int]) -> JsonDict:
+def _member_dict(m: MemberResult, index: dict[tuple[ComputeCapability, str, str], int]) -> JsonDict:
     """One ``targets[].members[]`` row: a member (or library-loaded pool) and its check per requirement."""
     from cudafit.audit.core import display_path
 
@@ -89,7 +91,7 @@ def _member_dict(m: Any, index: dict[Any, int]) -> JsonDict:
     }
 
 
-def _fix_dict(fix: Any) -> JsonDict | None:
+def _fix_dict(fix: Fix | None) -> JsonDict | None:
     """The arch list that meets the policy, in each build system's spelling."""
     if fix is None:
         return None
@@ -103,7 +105,7 @@ def _fix_dict(fix: Any) -> JsonDict | None:
     }
 
 
-def _target_dict(t: Any, policy: Any, index: dict[Any, int]) -> JsonDict:
+def _target_dict(t: TargetResult, policy: Policy, index: dict[tuple[ComputeCapability, str, str], int]) -> JsonDict:
     """One ``targets[]`` row: a wheel, directory or file, its members and its fix."""
     from cudafit.audit.core import display_path
     from cudafit.audit.torch import describe_gap
@@ -224,7 +226,7 @@ def _render_policy(pol: JsonDict, console: Console) -> None:
     console.print("        " + "; ".join(allowances), highlight=False)
 
 
-def _missing_table(rows: list[tuple[JsonDict, str, JsonDict | None]]) -> Any:
+def _missing_table(rows: list[tuple[JsonDict, str, JsonDict | None]]) -> Table:
     """What each failing member lacks, per required arch (an unreadable member says why)."""
     from rich.markup import escape
     from rich.table import Table

@@ -12,6 +12,7 @@ from cudafit.report.matrix import STATUS_COLORS
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
 
     from cudafit.actions import JsonDict
 
@@ -115,7 +116,7 @@ def render_text(doc: JsonDict, console: Console) -> None:
         console.print(f"note: {escape(note)}")
 
 
-def _candidates_table(doc: JsonDict) -> Any:
+def _candidates_table(doc: JsonDict) -> Table:
     """One row per candidate judged: where it comes from, its status on each GPU, what was read, and why."""
     from rich.markup import escape
     from rich.table import Table

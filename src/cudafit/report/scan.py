@@ -10,7 +10,7 @@ import functools
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cudafit import __version__
 from cudafit.binary.facts import BinaryFacts, EntryKind, FatbinEntry, KernelInfo, arch_sort_key
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from cudafit.actions import JsonDict
+    from cudafit.model import ArchVariant
 
 __all__ = [
     "SCAN_SCHEMA",
@@ -54,7 +55,7 @@ class FileReport:
 
 
 @functools.lru_cache(maxsize=4096)
-def _names(kind: EntryKind, arch: int, variant: Any, code_version: tuple[int, int]) -> tuple[str, str | None]:
+def _names(kind: EntryKind, arch: int, variant: ArchVariant, code_version: tuple[int, int]) -> tuple[str, str | None]:
     """(arch name, PTX ISA) of an entry; cached: a large environment repeats a few dozen of them."""
     probe = FatbinEntry(kind, arch, variant, code_version, 0, None, 0, 0, 0, 0, 0, 0)  # type: ignore[arg-type]
     isa = probe.ptx_isa
