@@ -238,7 +238,7 @@ def _iter_fix_lines(analysis: Analysis, p: PackageResult) -> Iterator[tuple[int,
         ):
             yield i, kind, inside_site(str(fixed))  # the typed fix (fixes.Fix) is for tools; reports carry its line
         judgement = p.runtime[i] if p.runtime else None
-        if judgement is not None and judgement.status != Status.NATIVE:
+        if judgement is not None and judgement.status != "native":
             rkind = ActionKind.of_status(judgement.status) or ActionKind.RUNTIME
             for fix in judgement.actions:
                 yield i, rkind, fix
