@@ -16,7 +16,19 @@ import jsonschema
 import pytest
 
 from cudafit.explain import CATEGORIES, classify, explain_text, extract_facts
-from explain_corpus import DEV, HELD_OUT, load, score, split_of
+from explain_corpus import (
+    DEV,
+    HELD_OUT,
+    HELD_OUT_BATCH,
+    HELD_OUT_HASH,
+    batches,
+    by_category,
+    load,
+    part_of,
+    parts,
+    score,
+    split_of,
+)
 
 RECORDS = load()
 BY_URL = {r["url"]: r for r in RECORDS}
@@ -47,18 +59,45 @@ def test_corpus_spans_the_projects_and_categories() -> None:
 
 
 def test_split_is_a_fixed_third() -> None:
-    parts = Counter(split_of(r["url"]) for r in RECORDS)
-    assert 0.25 <= parts[HELD_OUT] / len(RECORDS) <= 0.42
+    hashed = [r for r in RECORDS if not r.get("held_out")]
+    counts = Counter(split_of(r["url"]) for r in hashed)
+    assert 0.25 <= counts[HELD_OUT] / len(hashed) <= 0.42
     assert split_of("https://github.com/sgl-project/sglang/issues/24302") == DEV  # a pure function of the URL
     assert split_of("https://github.com/flashinfer-ai/flashinfer/issues/920") == HELD_OUT
 
 
-# Measured (README of the corpus): dev 197/201 (98.0%), held-out 89/94 (94.7%).
-@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.97), (HELD_OUT, 0.94)])
+def test_held_out_batch_is_held_out_whatever_its_url_hashes_to() -> None:
+    batch = [r for r in RECORDS if r.get("held_out")]
+    assert len(batch) >= 60
+    assert {part_of(r) for r in batch} == {HELD_OUT}
+    assert any(split_of(r["url"]) == DEV for r in batch), "the mark, not the hash, puts these in the held-out part"
+    assert sum(1 for r in batch if r.get("unrelated")) >= 10
+    for label in ("arch-specific-mismatch", "jit-toolchain-too-old"):
+        assert sum(1 for r in batch if r["label"] == label) >= 6, label
+
+
+# Measured (README of the corpus): dev 197/201 (98.0%); held-out 191/207 (92.3%): the URL third 90/94, the batch
+# gathered before the catalogue changes 75/80, the batch gathered after them 26/33.
+@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.97), (HELD_OUT, 0.92)])
 def test_accuracy(part: str, floor: float) -> None:
-    result = score([r for r in RECORDS if split_of(r["url"]) == part])
+    result = score(parts(RECORDS)[part])
     print(f"\nexplain corpus, {part}: {result}")
-    assert result.accuracy >= floor, "\n".join(f"{u}: {want} -> {got}" for u, want, got in result.wrong)
+    if part == DEV:
+        detail = "\n".join(f"{u}: {want} -> {got}" for u, want, got in result.wrong)
+    else:  # the held-out part is never looked at record by record: counts only
+        detail = ", ".join(f"{c} {s.right}/{s.total}" for c, s in by_category(parts(RECORDS)[part]).items())
+    assert result.accuracy >= floor, detail
+
+
+def test_held_out_batches_are_scored_apart() -> None:
+    every = parts(RECORDS)
+    assert len(every[HELD_OUT]) == len(every[HELD_OUT_HASH]) + len(every[HELD_OUT_BATCH])
+    for name in (HELD_OUT_HASH, HELD_OUT_BATCH):
+        print(f"\nexplain corpus, {name}: {score(every[name])}")
+    named = batches(RECORDS)
+    assert sum(len(b) for b in named.values()) == len(every[HELD_OUT_BATCH]), "every held_out record names its batch"
+    for name, recs in named.items():
+        print(f"explain corpus, held-out batch {name}: {score(recs)}")
 
 
 def test_every_record_explains_to_valid_json() -> None:
@@ -70,9 +109,9 @@ def test_every_record_explains_to_valid_json() -> None:
 
 def test_unrelated_errors_stay_unknown() -> None:
     unrelated = [r for r in RECORDS if r.get("unrelated")]
-    for rec in unrelated:
-        (only,) = classify(rec["text"])
-        assert (only.category, only.confidence) == ("unknown", 0.0), rec["url"]
+    failed = [r for r in unrelated if [(f.category, f.confidence) for f in classify(r["text"])] != [("unknown", 0.0)]]
+    # dev records are named; held-out ones only counted (the held-out part is never looked at record by record)
+    assert not failed, [r["url"] if part_of(r) == DEV else "held-out" for r in failed]
 
 
 # Part 3 of issue 11: the names a failure carries, structured so that they can be joined with the kernels a

@@ -156,8 +156,16 @@ def _keep_lines(chunk: bytes, kept: _Kept) -> None:
         # With the line after it: messages continue on the next line ("(8, 6)" after get_device_capability()).
         end = low.find(b"\n", first_end + 1)
         end = len(chunk) if end < 0 else end
-        stop = end if end - start <= MAX_LINE else start + MAX_LINE
-        kept.add(chunk[start:stop].strip(), low[start:stop])
+        if end - start <= MAX_LINE:
+            kept.add(chunk[start:end].strip(), low[start:end])
+        elif first_end - start <= MAX_LINE:
+            kept.add(chunk[start : start + MAX_LINE].strip(), low[start : start + MAX_LINE])
+        else:
+            # One over-long line: its head and its end, where messages after a long name end (ptxas' "Entry
+            # function '<mangled name>' uses too much shared data (0xe810 bytes, 0xc000 max)").
+            half = MAX_LINE // 2
+            piece = chunk[start : start + half] + b" ... " + chunk[first_end - half : first_end]
+            kept.add(piece.strip(), piece.lower())
         pos = first_end + 1
 
 
