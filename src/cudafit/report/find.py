@@ -5,7 +5,7 @@ Pure functions of a :class:`~cudafit.find.FindResult`; nothing is decided here.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cudafit import __version__
 from cudafit.report.matrix import STATUS_COLORS
@@ -15,13 +15,14 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from cudafit.actions import JsonDict
+    from cudafit.find import CandidateResult, FindResult
 
 __all__ = ["FIND_SCHEMA", "find_document", "render_text"]
 
 FIND_SCHEMA = "cudafit.find/1"
 
 
-def _candidate(c: Any) -> JsonDict:
+def _candidate(c: CandidateResult) -> JsonDict:
     return {
         "project": c.file.project,
         "version": c.file.version,
@@ -44,7 +45,7 @@ def _candidate(c: Any) -> JsonDict:
     }
 
 
-def find_document(result: Any) -> JsonDict:
+def find_document(result: FindResult) -> JsonDict:
     """The ``cudafit.find/1`` document."""
     from cudafit.find import install_lines
 
