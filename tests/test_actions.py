@@ -16,24 +16,19 @@ from cudafit.actions import Action, ActionKind, action_rank, group_actions, insi
 from cudafit.analysis import CheckRequest, MachineSummary, jit_allowed_in, run_check
 from cudafit.cli.common import MachineUse, output_format, resolve_gpus
 from cudafit.model import Gpu, parse_compute_capability, parse_driver_version
+from cudafit.probe import inventory_to_dict
+from cudafit.probe.inventory import GpuDevice, Inventory
 from cudafit.report.formats import OutputFormat, Renderers, render
 from cudafit.rules.status import Status
 
-INVENTORY = {
-    "schema": "cudafit.gpus/1",
-    "mode": "machine",
-    "driver_version": "570.124.06",
-    "errors": [],
-    "gpus": [
-        {
-            "query": None,
-            "name": "NVIDIA GeForce RTX 2080",
-            "compute_capability": "7.5",
-            "source": "nvml",
-            "cuda_index": 0,
-        }
-    ],
-}
+#: Another machine's inventory as ``cudafit gpus --json`` records it: one RTX 2080 at CUDA ordinal 0, driver 570.
+INVENTORY = inventory_to_dict(
+    Inventory(
+        devices=(GpuDevice(0, "NVIDIA GeForce RTX 2080", parse_compute_capability("7.5"), "nvml", cuda_index=0),),
+        source="nvml",
+        driver_version=parse_driver_version("570.124.06"),
+    )
+)
 
 
 def test_action_kinds_are_listed_worst_first_with_runtime_after_partial() -> None:
