@@ -23,7 +23,7 @@ from cudafit.errors import ValueParseError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a few ms on this path)
 if TYPE_CHECKING:
-    from typing import Any, NoReturn
+    from typing import NoReturn
 
 __all__ = ["ComputeCapability", "FrozenValue", "parse_compute_capability"]
 
@@ -42,7 +42,7 @@ class FrozenValue:
         for name, value in zip(self.__match_args__, values, strict=True):
             object.__setattr__(self, name, value)
 
-    def _values(self) -> tuple[Any, ...]:
+    def _values(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self.__match_args__)
 
     def __eq__(self, other: object) -> bool:
@@ -65,7 +65,7 @@ class FrozenValue:
         msg = f"cannot delete field {name!r}"
         raise AttributeError(msg)
 
-    def __reduce__(self) -> tuple[type[FrozenValue], tuple[Any, ...]]:
+    def __reduce__(self) -> tuple[type[FrozenValue], tuple[object, ...]]:
         return (self.__class__, self._values())
 
 

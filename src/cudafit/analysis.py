@@ -469,7 +469,7 @@ def _with_kernel_names(verdict: PackageVerdict, prepared: Sequence[PreparedFile]
         if prep is None:  # a pool of library-loaded files: judged as one, no module of its own to name
             files.append(fv)
             continue
-        by_pos = {(path, i): m for path, i, m in prep.registered}
+        by_pos = {(r.path, r.index): r.module for r in prep.registered}
         mods = []
         for mv in fv.modules:
             module = by_pos.get((mv.path or fv.path, mv.index))

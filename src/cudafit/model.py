@@ -22,7 +22,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from cudafit._values import ComputeCapability, parse_compute_capability
 from cudafit.errors import ValueParseError
@@ -33,6 +33,7 @@ __all__ = [
     "CudaVersion",
     "DriverVersion",
     "Gpu",
+    "JsonDict",
     "PtxIsaVersion",
     "PtxTarget",
     "SmArch",
@@ -58,6 +59,9 @@ class ArchVariant(str, enum.Enum):
     FAMILY = "f"
 
 
+#: A JSON document as the ``to_dict`` methods build it (its shape is the versioned schema's, not a type's).
+JsonDict = dict[str, Any]
+
 _ARCH_RE = re.compile(r"\A(?:(sm|compute|lto)_?)?([0-9]{2,3})([af]?)\Z")
 
 
@@ -73,41 +77,48 @@ class Gpu:
     compute_capability: ComputeCapability
     index: int | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    @classmethod
+    def of(cls, cc: ComputeCapability) -> Gpu:
+        """A GPU known only by its compute capability (coverage columns, audits): verdicts depend on the compute
+        capability, never on the product name, so it is named by the compute capability."""
+        return cls(str(cc), cc)
+
+    def to_dict(self) -> JsonDict:
         """JSON form."""
         return {"name": self.name, "compute_capability": str(self.compute_capability), "index": self.index}
 
 
 @dataclass(frozen=True, order=True)
-class SmArch:
-    """A real (SASS) target such as ``sm_90a``: the arch number plus its variant."""
+class _Arch:
+    """An arch number plus its variant, spelled ``{prefix}_{number}{variant}`` (nvcc's ``-arch``/``-code``)."""
+
+    _prefix: ClassVar[str] = ""
 
     number: int
     variant: ArchVariant = ArchVariant.NONE
 
     def __str__(self) -> str:
-        return f"sm_{self.number}{self.variant.value}"
+        return f"{self._prefix}_{self.number}{self.variant.value}"
 
     @property
     def compute_capability(self) -> ComputeCapability:
-        """The compute capability the target was compiled for."""
+        """The compute capability the target names: what SASS was compiled for, the lowest PTX may be
+        JIT-compiled for."""
         return ComputeCapability.from_arch_number(self.number)
 
 
 @dataclass(frozen=True, order=True)
-class PtxTarget:
+class SmArch(_Arch):
+    """A real (SASS) target such as ``sm_90a``: the arch number plus its variant."""
+
+    _prefix: ClassVar[str] = "sm"
+
+
+@dataclass(frozen=True, order=True)
+class PtxTarget(_Arch):
     """A virtual (PTX) target such as ``compute_100f``."""
 
-    number: int
-    variant: ArchVariant = ArchVariant.NONE
-
-    def __str__(self) -> str:
-        return f"compute_{self.number}{self.variant.value}"
-
-    @property
-    def compute_capability(self) -> ComputeCapability:
-        """The lowest compute capability the PTX may be JIT-compiled for."""
-        return ComputeCapability.from_arch_number(self.number)
+    _prefix: ClassVar[str] = "compute"
 
 
 def _parse_arch(text: str, prefix: str) -> tuple[int, ArchVariant]:
@@ -166,11 +177,6 @@ class CudaVersion:
 
     def __str__(self) -> str:
         return f"{self.major}.{self.minor}" + (f".{self.patch}" if self.patch else "")
-
-    @property
-    def as_int(self) -> int:
-        """The ``cudaDriverGetVersion`` form: 1000*major + 10*minor (12.8 -> 12080)."""
-        return self.major * 1000 + self.minor * 10
 
 
 def parse_cuda_version(text: str | int) -> CudaVersion:

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cudafit.audit.core import AuditResult, Policy, TargetResult, audit_items
 from cudafit.audit.spec import Requirement, SpecError, merge_requirements, parse_require
+
+if TYPE_CHECKING:
+    from cudafit.audit.torch import TorchBuild
+    from cudafit.targets.interface import ScanItem, Target
 
 __all__ = [
     "AuditResult",
@@ -34,7 +38,7 @@ def make_policy(
     *,
     allow_specialised: bool = False,
     allow_jit: bool = False,
-    torch: Any = None,
+    torch: TorchBuild | None = None,
     config: str | None = None,
 ) -> Policy:
     """The requirements of every spec, plus the torch build's (``--match-torch``), merged."""
@@ -48,7 +52,7 @@ def make_policy(
     return Policy(requirements, tuple(specs), allow_specialised, allow_jit, torch, config)
 
 
-def iter_targets(specs: Sequence[str], pip_args: Sequence[str] = ()) -> Iterator[tuple[str, Any]]:
+def iter_targets(specs: Sequence[str], pip_args: Sequence[str] = ()) -> Iterator[tuple[str, Target]]:
     """(spec, Target) for each command-line target; a directory gives each ``*.whl`` in it, then its loose binaries."""
     from cudafit.targets import open_target
     from cudafit.targets.files import DirectoryTarget, iter_candidate_files, iter_wheel_files
@@ -76,7 +80,7 @@ def run_audit(specs: Sequence[str], policy: Policy, *, pip_args: Sequence[str] =
             where = f"{n:,} of {len(targets):,} targets ({os.path.basename(spec.rstrip(os.sep)) or spec})"
             bar.update(where, force=True)
 
-            def counted(items: Iterable[Any], where: str = where) -> Iterator[Any]:
+            def counted(items: Iterable[ScanItem], where: str = where) -> Iterator[ScanItem]:
                 for m, item in enumerate(items, 1):
                     bar.update(f"{where}, {m:,} files")
                     yield item

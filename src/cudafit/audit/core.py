@@ -22,14 +22,23 @@ merged): a pool meets a requirement when one of its files has usable code for it
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
 from cudafit.audit.spec import Requirement
-from cudafit.binary.facts import BinaryFacts, EntryKind, FileFormat, Module
-from cudafit.model import ArchVariant, ComputeCapability
+from cudafit.binary.facts import BinaryFacts, EntryKind, Module
+from cudafit.model import ArchVariant, ComputeCapability, Gpu
+from cudafit.rules.decide import arch_names, canonical, code_of, decide, iter_compatible_code
+from cudafit.rules.options import JudgeOptions
+from cudafit.rules.pools import AUDIT_POOLS, split_library_loaded
+from cudafit.rules.prepared import ModuleStatuses, PreparedFile
+from cudafit.rules.roles import STUB_MAX_BYTES, KernelNames
+from cudafit.rules.status import Status
+
+if TYPE_CHECKING:
+    from cudafit.audit.torch import TorchBuild
+    from cudafit.targets.interface import ScanItem
 
 __all__ = [
     "AuditResult",
@@ -43,9 +52,12 @@ __all__ = [
     "iter_members",
 ]
 
-#: Files a library loads itself, one per arch: judged as pools.
-_LOADED_FORMATS = (FileFormat.CUBIN, FileFormat.FATBIN, FileFormat.PTX)
-_ARCH_DIR = re.compile(r"^(?:sm|compute|arch)?[_-]?\d{2,3}[af]?$", re.I)
+
+#: What a gap is (:class:`Gap`); the JSON ``kind`` and the SARIF rule of a finding.
+GapKind = Literal["hole", "jit-only", "no-ptx", "specialised", "gated", "no-code", "no-device-code"]
+#: A check's, a member's, a target's or the audit's outcome (``allowed``: passes by the policy's allowances;
+#: ``error``: could not be read, nothing failed).
+Outcome = Literal["pass", "allowed", "fail", "error"]
 
 
 @dataclass(frozen=True)
@@ -56,7 +68,7 @@ class Policy:
     specs: tuple[str, ...] = ()
     allow_specialised: bool = False
     allow_jit: bool = False
-    torch: Any = None  # audit.torch.TorchBuild
+    torch: TorchBuild | None = None
     config: str | None = None  # the pyproject.toml the policy came from
 
 
@@ -69,7 +81,7 @@ class Gap:
     ``no-code`` (no file of a pool serves it), ``no-device-code`` (the member has none at all).
     """
 
-    kind: str
+    kind: GapKind
     cc: ComputeCapability
     modules: int
     archs: str
@@ -88,7 +100,7 @@ class Check:
     gaps: tuple[Gap, ...]
 
     @property
-    def status(self) -> str:
+    def status(self) -> Outcome:
         """``fail`` when a gap is not allowed; ``allowed`` when every gap is; else ``pass``."""
         if any(not g.allowed for g in self.gaps):
             return "fail"
@@ -100,7 +112,7 @@ class MemberResult:
     """One file (or wheel member), or one pool of library-loaded files, and its checks."""
 
     path: str
-    kind: str  # "file" | "pool"
+    kind: Literal["file", "pool"]
     files: int
     modules: int
     sass: tuple[str, ...]
@@ -109,7 +121,7 @@ class MemberResult:
     error: str | None = None
 
     @property
-    def status(self) -> str:
+    def status(self) -> Outcome:
         """``fail``, ``error`` (unreadable, nothing failed), ``pass``."""
         if any(c.status == "fail" for c in self.checks):
             return "fail"
@@ -142,7 +154,7 @@ class TargetResult:
     notes: tuple[str, ...] = ()
 
     @property
-    def status(self) -> str:
+    def status(self) -> Outcome:
         """``fail`` when a member fails; ``error`` when one could not be read (or there is none); else ``pass``."""
         return _overall(m.status for m in self.members)
 
@@ -156,7 +168,7 @@ class AuditResult:
     notes: tuple[str, ...] = field(default=())
 
     @property
-    def status(self) -> str:
+    def status(self) -> Outcome:
         """``fail`` beats ``error`` beats ``pass`` (no target at all: ``error``)."""
         return _overall(t.status for t in self.targets)
 
@@ -169,7 +181,7 @@ class AuditResult:
 # -- helpers -------------------------------------------------------------------------------------
 
 
-def _overall(statuses: Iterable[str]) -> str:
+def _overall(statuses: Iterable[Outcome]) -> Outcome:
     """``fail`` beats ``error`` beats ``pass``; nothing at all is ``error`` (nothing was analysed)."""
     found = set(statuses)
     if "fail" in found:
@@ -177,66 +189,62 @@ def _overall(statuses: Iterable[str]) -> str:
     return "error" if "error" in found or not found else "pass"
 
 
-def _code(m: Module) -> list[Any]:
-    return [e for e in m.entries if e.kind in (EntryKind.SASS, EntryKind.PTX)]
-
-
-def _names(entries: Iterable[Any], kind: EntryKind) -> tuple[str, ...]:
-    found = {(e.arch_number, e.variant.value, e.arch_name) for e in entries if e.kind is kind}
-    return tuple(name for _n, _v, name in sorted(found))
-
-
 def _archs(m: Module) -> str:
-    code = _code(m)
-    return ", ".join(_names(code, EntryKind.SASS) + _names(code, EntryKind.PTX))
-
-
-def _gpu(cc: ComputeCapability) -> Any:
-    from cudafit.model import Gpu
-
-    return Gpu(str(cc), cc)
+    code = code_of(m)
+    return ", ".join(arch_names(code, EntryKind.SASS) + arch_names(code, EntryKind.PTX))
 
 
 def _has_ptx_for(module: Module, cc: ComputeCapability, variant: str) -> bool:
     """PTX the driver JITs for ``cc``; portable (plain ``compute_XY``) unless the requirement has a variant."""
-    from cudafit.rules.engine import iter_compatible_code
-
     return any(
         c.how == "ptx-jit" and (variant or c.entry.variant is ArchVariant.NONE)
-        for c in iter_compatible_code(module, _gpu(cc))
+        for c in iter_compatible_code(module, Gpu.of(cc))
     )
 
 
-def _is_stub(module: Module, names: Any) -> bool:
+def _is_stub(module: Module, names: KernelNames | None) -> bool:
     """A small module whose cubin shows no kernels (registration/device-link stubs need no PTX)."""
-    from cudafit.rules.roles import STUB_MAX_BYTES
-
     if names is None or sum(e.payload_size for e in module.entries) > STUB_MAX_BYTES:
         return False
     return bool(names(module) == ())
+
+
+@dataclass
+class _Row:
+    """One group of gaps being collected: how many modules, and the first kernel names (at most 20)."""
+
+    modules: int = 0
+    kernels: list[str] = field(default_factory=list)
+
+
+#: Gap kinds, most serious first (the order of a check's gaps).
+_GAP_ORDER = {"hole": 0, "no-code": 0, "no-device-code": 0, "no-ptx": 1, "jit-only": 2, "specialised": 3}
 
 
 class _Groups:
     """Gaps of one check, grouped by (kind, cc, archs, reason)."""
 
     def __init__(self) -> None:
-        self.groups: dict[tuple[str, ComputeCapability, str, str], list[Any]] = {}
+        self.groups: dict[tuple[GapKind, ComputeCapability, str, str], _Row] = {}
 
-    def add(self, kind: str, cc: ComputeCapability, archs: str, reason: str, kernels: Sequence[str] = ()) -> None:
-        g = self.groups.setdefault((kind, cc, archs, reason), [0, []])
-        g[0] += 1
-        if kernels and len(g[1]) < 20:
-            g[1].extend(k for k in kernels if k not in g[1])
+    def add(self, kind: GapKind, cc: ComputeCapability, archs: str, reason: str, kernels: Sequence[str] = ()) -> None:
+        g = self.groups.setdefault((kind, cc, archs, reason), _Row())
+        g.modules += 1
+        if kernels and len(g.kernels) < 20:
+            g.kernels.extend(k for k in kernels if k not in g.kernels)
+
+    def set(self, kind: GapKind, cc: ComputeCapability, archs: str, reason: str, modules: int) -> None:
+        """One group of ``modules`` at once (a pool's files)."""
+        self.groups[(kind, cc, archs, reason)] = _Row(modules)
 
     def gaps(self, req: Requirement, policy: Policy) -> tuple[Gap, ...]:
         out = []
-        for (kind, cc, archs, reason), (n, kernels) in self.groups.items():
+        for (kind, cc, archs, reason), row in self.groups.items():
             allowed = kind in ("specialised", "gated") and policy.allow_specialised
             pool = reason == "library-loaded-code"
-            text = _message("pool-no-ptx" if pool and kind == "no-ptx" else kind, cc, n, archs, req)
-            out.append(Gap(kind, cc, n, archs, reason, text, allowed, tuple(kernels)))
-        order = {"hole": 0, "no-code": 0, "no-device-code": 0, "no-ptx": 1, "jit-only": 2, "specialised": 3}
-        return tuple(sorted(out, key=lambda g: (order.get(g.kind, 4), g.cc, -g.modules)))
+            text = _message("pool-no-ptx" if pool and kind == "no-ptx" else kind, cc, row.modules, archs, req)
+            out.append(Gap(kind, cc, row.modules, archs, reason, text, allowed, tuple(row.kernels)))
+        return tuple(sorted(out, key=lambda g: (_GAP_ORDER.get(g.kind, 4), g.cc, -g.modules)))
 
 
 def _message(kind: str, cc: ComputeCapability, n: int, archs: str, req: Requirement) -> str:
@@ -262,104 +270,104 @@ def _message(kind: str, cc: ComputeCapability, n: int, archs: str, req: Requirem
 # -- members -------------------------------------------------------------------------------------
 
 
+class _FileAudit:
+    """One prepared file's loadable modules against the requirements: module statuses (roles included) are
+    asked once per compute capability, whatever the number of requirements naming it."""
+
+    def __init__(self, prepared: PreparedFile, loadable: Sequence[int], names: KernelNames | None) -> None:
+        self.prepared = prepared
+        self.loadable = loadable
+        self.names = names
+        self._by_cc: dict[ComputeCapability, ModuleStatuses] = {}
+        self.archs_of: dict[int, str] = {}
+        for canon, positions in prepared.groups.items():
+            text = _archs(canon)
+            for pos in positions:
+                self.archs_of[pos] = text
+
+    def statuses(self, cc: ComputeCapability) -> ModuleStatuses:
+        if cc not in self._by_cc:
+            self._by_cc[cc] = self.prepared.module_statuses(cc)
+        return self._by_cc[cc]
+
+    def check(self, req: Requirement, policy: Policy) -> Check:
+        groups = _Groups()
+        for cc in req.ccs:
+            self._add_gaps(groups, req, policy.allow_jit, cc)
+        return Check(req, len(self.loadable), groups.gaps(req, policy))
+
+    def _add_gaps(self, groups: _Groups, req: Requirement, allow_jit: bool, cc: ComputeCapability) -> None:
+        found = self.statuses(cc)
+        # A file with no code at all for cc fails there whatever its modules are for (rules: "fails").
+        serving = any(found.status[pos] in (Status.NATIVE, Status.JIT) for pos in self.loadable)
+        ptx_ok: dict[Module, bool] = {}
+        for pos in self.loadable:
+            st = found.status[pos]
+            d = found.decisions.get(pos)
+            kernels = tuple(d.kernels or ()) if d is not None else ()
+            archs = self.archs_of[pos]
+            if st is Status.KERNEL_LESS:
+                continue
+            if st in (Status.SPECIALISED, Status.GATED):
+                reason = d.reason.code if d is not None else "built-only-for-other-gpus"
+                kind: GapKind = "specialised" if st is Status.SPECIALISED else "gated" if serving else "hole"
+                groups.add(kind, cc, archs, reason, kernels)
+            elif req.kind == "sass":
+                if st is Status.JIT and not allow_jit:
+                    groups.add("jit-only", cc, archs, "ptx-jit")
+                elif st is Status.FAILS:
+                    groups.add("hole", cc, archs, d.reason.code if d is not None else "no-compatible-code", kernels)
+            else:
+                canon = self.prepared.canon_at[pos]
+                if canon not in ptx_ok:
+                    ptx_ok[canon] = _has_ptx_for(canon, cc, req.variant)
+                if not ptx_ok[canon] and not _is_stub(self.prepared.registered[pos].module, self.names):
+                    groups.add("no-ptx", cc, archs, "no-compatible-code")
+
+
 def _audit_file(facts: BinaryFacts, policy: Policy) -> MemberResult:
     """Every loadable module of one file (archive members included) against every requirement."""
-    from cudafit.rules.engine import PreparedFile, Status
     from cudafit.targets.kernels import KernelNameSource
 
     source = KernelNameSource(facts)
     try:
         prepared = PreparedFile(facts, source)
-        loadable = [pos for pos, (_p, _i, m) in enumerate(prepared.registered) if not m.relocatable and _code(m)]
-        code = [e for _p, _i, m in prepared.registered if not m.relocatable for e in _code(m)]
-        sass, ptx = _names(code, EntryKind.SASS), _names(code, EntryKind.PTX)
+        code_at = [(pos, code_of(r.module)) for pos, r in enumerate(prepared.registered) if not r.module.relocatable]
+        loadable = [pos for pos, code in code_at if code]
+        code = [e for _pos, entries in code_at for e in entries]
+        sass, ptx = arch_names(code, EntryKind.SASS), arch_names(code, EntryKind.PTX)
         if not loadable:
             return MemberResult(facts.path, "file", 1, 0, sass, ptx, (), facts.error)
-        by_cc: dict[ComputeCapability, tuple[list[Any], dict[int, Any]]] = {}
-
-        def statuses(cc: ComputeCapability) -> tuple[list[Any], dict[int, Any]]:
-            if cc not in by_cc:
-                by_cc[cc] = prepared.module_statuses(cc, None, True, True)
-            return by_cc[cc]
-
-        archs_of: dict[int, str] = {}
-        canon_of: dict[int, Module] = {}
-        for canon, positions in prepared.groups.items():
-            text = _archs(canon)
-            for pos in positions:
-                archs_of[pos] = text
-                canon_of[pos] = canon
-        checks = []
-        for req in policy.requirements:
-            groups = _Groups()
-            for cc in req.ccs:
-                status, decisions = statuses(cc)
-                # A file with no code at all for cc fails there whatever its modules are for (engine: "fails").
-                serving = any(status[pos] in (Status.NATIVE, Status.JIT) for pos in loadable)
-                ptx_ok: dict[Module, bool] = {}
-                for pos in loadable:
-                    st = status[pos]
-                    d = decisions.get(pos)
-                    kernels = tuple(d.kernels or ()) if d is not None else ()
-                    if st is Status.KERNEL_LESS:
-                        continue
-                    if st is Status.GATED and not serving:
-                        groups.add("hole", cc, archs_of[pos], "built-only-for-other-gpus", kernels)
-                        continue
-                    if st in (Status.SPECIALISED, Status.GATED):
-                        reason = d.reason.code if d is not None else "built-only-for-other-gpus"
-                        groups.add(st.value, cc, archs_of[pos], reason, kernels)
-                        continue
-                    if req.kind == "sass":
-                        if st is Status.JIT and not policy.allow_jit:
-                            groups.add("jit-only", cc, archs_of[pos], "ptx-jit")
-                        elif st is Status.FAILS:
-                            reason = d.reason.code if d is not None else "no-compatible-code"
-                            groups.add("hole", cc, archs_of[pos], reason, kernels)
-                        continue
-                    canon = canon_of[pos]
-                    if canon not in ptx_ok:
-                        ptx_ok[canon] = _has_ptx_for(canon, cc, req.variant)
-                    if not ptx_ok[canon] and not _is_stub(prepared.registered[pos][2], source):
-                        groups.add("no-ptx", cc, archs_of[pos], "no-compatible-code")
-            checks.append(Check(req, len(loadable), groups.gaps(req, policy)))
-        return MemberResult(facts.path, "file", 1, len(loadable), sass, ptx, tuple(checks), facts.error)
+        audit = _FileAudit(prepared, loadable, source)
+        checks = tuple(audit.check(req, policy) for req in policy.requirements)
+        return MemberResult(facts.path, "file", 1, len(loadable), sass, ptx, checks, facts.error)
     finally:
         source.close()
 
 
-def _pool_key(path: str) -> str:
-    """The directory of a library-loaded file, arch-named directories (``sm_90``, ``100a``) left out."""
-    outer, bang, member = path.rpartition("!")
-    inner = member if bang else path
-    parts = [p for p in inner.replace("\\", "/").split("/")[:-1] if not _ARCH_DIR.match(p)]
-    return (outer + "!" if bang else "") + "/".join(parts)
-
-
 def _audit_pool(key: str, files: Sequence[BinaryFacts], policy: Policy) -> MemberResult:
     """Files a library loads itself, judged together: a requirement is met when one of them serves it."""
-    from cudafit.rules.engine import Status, evaluate_module
-
-    modules = [m for f in files for m in f.modules if _code(m)]
+    modules = [m for f in files for m in f.modules if code_of(m)]
     distinct: dict[tuple[tuple[EntryKind, int, ArchVariant], ...], Module] = {}
     for m in modules:
-        distinct.setdefault(tuple((e.kind, e.arch_number, e.variant) for e in _code(m)), m)
-    code = [e for m in distinct.values() for e in _code(m)]
-    sass, ptx = _names(code, EntryKind.SASS), _names(code, EntryKind.PTX)
+        distinct.setdefault(tuple((e.kind, e.arch_number, e.variant) for e in code_of(m)), m)
+    code = [e for m in distinct.values() for e in code_of(m)]
+    sass, ptx = arch_names(code, EntryKind.SASS), arch_names(code, EntryKind.PTX)
     archs = ", ".join(sass + ptx)
+    ungated = JudgeOptions(gating=False)  # the library loads the piece that fits: nothing is gated
     checks = []
     for req in policy.requirements:
         groups = _Groups()
         for cc in req.ccs:
             if req.kind == "ptx":
                 if not any(_has_ptx_for(m, cc, req.variant) for m in distinct.values()):
-                    groups.groups[("no-ptx", cc, archs, "library-loaded-code")] = [len(files), []]
+                    groups.set("no-ptx", cc, archs, "library-loaded-code", len(files))
                 continue
-            found = {evaluate_module(m, _gpu(cc), gating=False).status for m in distinct.values()}
+            found = {decide(canonical(m), cc, ungated).status for m in distinct.values()}
             if Status.NATIVE in found or (Status.JIT in found and policy.allow_jit):
                 continue
-            kind = "jit-only" if Status.JIT in found else "no-code"
-            groups.groups[(kind, cc, archs, "library-loaded-code")] = [len(files), []]
+            kind: GapKind = "jit-only" if Status.JIT in found else "no-code"
+            groups.set(kind, cc, archs, "library-loaded-code", len(files))
         checks.append(Check(req, len(modules), groups.gaps(req, policy)))
     errors = [f"{f.path}: {f.error}" for f in files if f.error]
     error = "; ".join(errors[:3]) + (f" (+{len(errors) - 3} more)" if len(errors) > 3 else "") if errors else None
@@ -367,19 +375,21 @@ def _audit_pool(key: str, files: Sequence[BinaryFacts], policy: Policy) -> Membe
     return MemberResult(where, "pool", len(files), len(modules), sass, ptx, tuple(checks), error)
 
 
+def _same(facts: BinaryFacts) -> BinaryFacts:
+    return facts
+
+
 def iter_members(facts: Sequence[BinaryFacts], policy: Policy) -> Iterator[MemberResult]:
-    """Members of one target: files one by one, library-loaded files (bare cubins...) in pools."""
-    pools: dict[str, list[BinaryFacts]] = {}
-    for f in facts:
-        if f.format in _LOADED_FORMATS:
-            pools.setdefault(_pool_key(f.path), []).append(f)
-            continue
+    """Members of one target: files one by one, library-loaded files (bare cubins...) in pools
+    (:data:`cudafit.rules.pools.AUDIT_POOLS`: one per directory)."""
+    split = split_library_loaded(facts, _same, AUDIT_POOLS)
+    for f in split.files:
         if f.error and not f.modules:
             yield MemberResult(f.path, "file", 1, 0, (), (), (), f.error)
             continue
         if f.has_device_code:
             yield _audit_file(f, policy)
-    for key, files in pools.items():
+    for key, files in split.pools:
         yield _audit_pool(key, files, policy)
 
 
@@ -419,7 +429,7 @@ def _fix(facts: Sequence[BinaryFacts], policy: Policy, missing: Sequence[Require
             for f in facts
             for u in (f, *f.members)
             for m in u.runtime_modules
-            for e in _code(m)
+            for e in code_of(m)
             if e.kind is EntryKind.SASS and e.variant is ArchVariant.NONE and e.arch_number >= 10
         }
     )
@@ -439,7 +449,7 @@ def _fix(facts: Sequence[BinaryFacts], policy: Policy, missing: Sequence[Require
     return fix, (major.major if major is not None else None)
 
 
-def audit_items(spec: str, items: Iterable[Any], policy: Policy) -> TargetResult:
+def audit_items(spec: str, items: Iterable[ScanItem], policy: Policy) -> TargetResult:
     """One target's scan items (``targets`` ScanItems) audited against ``policy``."""
     facts: list[BinaryFacts] = []
     name = version = None

@@ -20,12 +20,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import msgspec
 
 from cudafit.audit.spec import SpecError
 from cudafit.documents import DocumentError, convert
+from cudafit.model import JsonDict
 
 __all__ = ["FilePolicy", "find_pyproject", "load_policy"]
 
@@ -44,7 +44,7 @@ class FilePolicy:
     torch_index_url: str | None = None
 
 
-def _load_toml(path: str) -> dict[str, Any]:
+def _load_toml(path: str) -> JsonDict:
     """The TOML document, decoded by :mod:`cudafit.documents` (not UTF-8, nesting bombs: one SpecError)."""
     from cudafit.documents import DocumentError, decode_toml, read_document
 
@@ -57,7 +57,7 @@ def _load_toml(path: str) -> dict[str, Any]:
         raise SpecError(err.message) from err
 
 
-def _table(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def _table(doc: Mapping[str, object]) -> Mapping[str, object] | None:
     tool = doc.get("tool")
     cudafit = tool.get("cudafit") if isinstance(tool, Mapping) else None
     audit = cudafit.get("audit") if isinstance(cudafit, Mapping) else None

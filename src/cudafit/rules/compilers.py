@@ -23,10 +23,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
 from cudafit.errors import RuleDataError, ValueParseError
-from cudafit.model import ComputeCapability, CudaVersion, DriverVersion, parse_cuda_version
+from cudafit.model import ComputeCapability, CudaVersion, DriverVersion, JsonDict, parse_cuda_version
+from cudafit.rules.reasons import Reason
+from cudafit.rules.status import Status, severity, worst
+
+if TYPE_CHECKING:
+    from cudafit.rules.package import PackageVerdict
 
 __all__ = [
     "FAMILIES",
@@ -43,11 +48,14 @@ __all__ = [
     "with_runtime",
 ]
 
+#: What a run-time compiler's judgement can be: a package status, or ``unknown`` (its release is not known here).
+RuntimeStatus = Literal["native", "jit", "fails", "unknown"]
+
 FAMILIES = ("ptxas", "nvcc", "nvrtc", "nvjitlink", "nvptxcompiler", "xla")
 
 
 @functools.lru_cache(maxsize=1)
-def compilers_data() -> dict[str, Any]:
+def compilers_data() -> JsonDict:
     """``compilers.json`` (validated by its schema in the tests; the shape is checked here cheaply)."""
     try:
         text = resources.files("cudafit.rules").joinpath("data").joinpath("compilers.json").read_text(encoding="utf-8")
@@ -104,7 +112,7 @@ class RuntimeCompiler:
         n = cc.arch_number
         return (self.arch_from is None or n >= self.arch_from) and (self.arch_below is None or n < self.arch_below)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """JSON form (``cudafit.check/1`` ``targets[].runtime_compilers[]``)."""
         return {
             "family": self.family,
@@ -144,7 +152,7 @@ class RuntimeJudgement:
     """
 
     compiler: RuntimeCompiler
-    status: str
+    status: RuntimeStatus
     code: str
     message: str
     source: str
@@ -162,7 +170,7 @@ class RuntimeJudgement:
             own = (f"{cause}: {self.fixes[0]}", *self.fixes[1:])
         return own + tuple(a for o in self.others for a in o.actions)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """JSON form (``verdicts[].runtime``)."""
         return {
             "status": self.status,
@@ -193,7 +201,8 @@ class Wiring:
 NO_WIRING = Wiring()
 
 
-def _targets(cuda: CudaVersion) -> set[int]:
+def _arch_numbers(cuda: CudaVersion) -> set[int]:
+    """The arch numbers the ptxas/nvcc of CUDA release ``cuda`` can build SASS for."""
     from cudafit.rules.tables import toolkit_targets
 
     return {t.number for t in toolkit_targets(cuda)}
@@ -206,7 +215,7 @@ def first_toolkit_targeting(cc: ComputeCapability, major: int | None = None) -> 
     for cuda in sorted(load_tables().targets):
         if major is not None and cuda.major != major:
             continue
-        if cc.arch_number in _targets(cuda):
+        if cc.arch_number in _arch_numbers(cuda):
             return cuda
     return None
 
@@ -249,72 +258,11 @@ def judge_compiler(
     sm = f"sm_{cc.arch_number}"
     who = _who(compiler, package, version)
     if compiler.family == "xla":
-        src = data["conventions"]["xla"]["source"]
-        top = compiler.llvm_targets[-1] if compiler.llvm_targets else None
-        if top is None:
-            return RuntimeJudgement(compiler, "unknown", "runtime-compiler-unknown", f"{who}: targets unknown", src)
-        if _llvm_knows(compiler.llvm_targets, cc):
-            return RuntimeJudgement(
-                compiler, "native", "runtime-compiler-targets-gpu", f"{who} compiles for {sm} (its LLVM knows it)", src
-            )
-        # An unknown GPU: XLA tells LLVM the newest sm it knows below the GPU ("Defaulting to telling LLVM that
-        # we're compiling for sm_XY") and has ptxas assemble that PTX for the GPU.  From sm_90 on XLA asks for
-        # the arch-specific target, and 'a' PTX never compiles for another GPU ("ptxas fatal : Program with
-        # .target 'sm_90a' cannot be compiled to future architecture").
-        below = [int(re.sub(r"\D", "", t)) for t in compiler.llvm_targets if int(re.sub(r"\D", "", t)) < cc.arch_number]
-        fallback = max(below) if below else None
-        if fallback is not None and fallback < 90:
-            return RuntimeJudgement(
-                compiler,
-                "native",
-                "runtime-compiler-targets-gpu",
-                f"{who} writes sm_{fallback} PTX for {sm} (the newest its LLVM knows); the ptxas it finds makes the "
-                f"cubin",
-                src,
-            )
-        what = (
-            f'it would write sm_{fallback}a PTX, which ptxas cannot compile for {sm} ("Program with .target '
-            f"'sm_{fallback}a' cannot be compiled to future architecture\")"
-            if fallback is not None
-            else "it has no target below it"
-        )
-        return RuntimeJudgement(
-            compiler,
-            "fails",
-            "runtime-compiler-too-old",
-            f"{who} cannot compile for {sm}: its LLVM knows targets up to {top}; {what}",
-            src,
-            tuple(_fixes(compiler, cc, package, wiring.local)),
-        )
-    cuda = compiler.cuda
+        return _judge_xla(compiler, cc, who, package, wiring)
+    cuda = compiler.cuda or _release_that_decides(compiler, cc)
     if cuda is None:
-        newest = _newest_of_major(compiler.cuda_major) if compiler.cuda_major is not None else None
-        oldest = _oldest_of_major(compiler.cuda_major) if compiler.cuda_major is not None else None
-        if newest is not None and cc.arch_number not in _targets(newest):
-            cuda = newest  # no release of that major targets the GPU: the exact version does not matter
-        elif oldest is not None and cc.arch_number in _targets(oldest):
-            cuda = oldest  # every release of that major targets the GPU
-        elif data["conventions"].get(compiler.user, {}).get("ptx_fallback"):
-            return RuntimeJudgement(
-                compiler,
-                "unknown",
-                "runtime-compiler-version-unknown",
-                f"{who} ({compiler.version_text}): the installed one decides whether it makes a cubin or PTX "
-                f"for the driver ({compiler.where})",
-                data["conventions"][compiler.user]["source"],
-            )
-        else:
-            first = first_toolkit_targeting(cc, compiler.cuda_major)
-            need = f" must be CUDA >= {first} to target {sm}" if first is not None else ""
-            return RuntimeJudgement(
-                compiler,
-                "unknown",
-                "runtime-compiler-version-unknown",
-                f"{who} ({compiler.version_text}){need}; the installed one decides ({compiler.where})",
-                fam["source"],
-                tuple(_fixes(compiler, cc, package, wiring.local)) if need else (),
-            )
-    if cc.arch_number in _targets(cuda):
+        return _version_unknown(compiler, cc, who, package, wiring)
+    if cc.arch_number in _arch_numbers(cuda):
         return RuntimeJudgement(
             compiler,
             "native",
@@ -340,8 +288,91 @@ def judge_compiler(
     )
 
 
+def _judge_xla(
+    compiler: RuntimeCompiler, cc: ComputeCapability, who: str, package: str, wiring: Wiring
+) -> RuntimeJudgement:
+    """XLA's own LLVM writes the PTX: the GPU's ``sm_XY`` must be among its targets, or a fallback below it."""
+    src = compilers_data()["conventions"]["xla"]["source"]
+    sm = f"sm_{cc.arch_number}"
+    top = compiler.llvm_targets[-1] if compiler.llvm_targets else None
+    if top is None:
+        return RuntimeJudgement(compiler, "unknown", "runtime-compiler-unknown", f"{who}: targets unknown", src)
+    if _llvm_knows(compiler.llvm_targets, cc):
+        return RuntimeJudgement(
+            compiler, "native", "runtime-compiler-targets-gpu", f"{who} compiles for {sm} (its LLVM knows it)", src
+        )
+    # An unknown GPU: XLA tells LLVM the newest sm it knows below the GPU ("Defaulting to telling LLVM that
+    # we're compiling for sm_XY") and has ptxas assemble that PTX for the GPU.  From sm_90 on XLA asks for
+    # the arch-specific target, and 'a' PTX never compiles for another GPU ("ptxas fatal : Program with
+    # .target 'sm_90a' cannot be compiled to future architecture").
+    below = [int(re.sub(r"\D", "", t)) for t in compiler.llvm_targets if int(re.sub(r"\D", "", t)) < cc.arch_number]
+    fallback = max(below) if below else None
+    if fallback is not None and fallback < 90:
+        return RuntimeJudgement(
+            compiler,
+            "native",
+            "runtime-compiler-targets-gpu",
+            f"{who} writes sm_{fallback} PTX for {sm} (the newest its LLVM knows); the ptxas it finds makes the cubin",
+            src,
+        )
+    what = (
+        f'it would write sm_{fallback}a PTX, which ptxas cannot compile for {sm} ("Program with .target '
+        f"'sm_{fallback}a' cannot be compiled to future architecture\")"
+        if fallback is not None
+        else "it has no target below it"
+    )
+    return RuntimeJudgement(
+        compiler,
+        "fails",
+        "runtime-compiler-too-old",
+        f"{who} cannot compile for {sm}: its LLVM knows targets up to {top}; {what}",
+        src,
+        tuple(_fixes(compiler, cc, package, wiring.local)),
+    )
+
+
+def _release_that_decides(compiler: RuntimeCompiler, cc: ComputeCapability) -> CudaVersion | None:
+    """For a compiler known only by its CUDA major: a release of that major that answers for all of them (the
+    newest when none targets the GPU, the oldest when all do); ``None`` when the exact version matters."""
+    if compiler.cuda_major is None:
+        return None
+    newest = _newest_of_major(compiler.cuda_major)
+    oldest = _oldest_of_major(compiler.cuda_major)
+    if newest is not None and cc.arch_number not in _arch_numbers(newest):
+        return newest  # no release of that major targets the GPU: the exact version does not matter
+    if oldest is not None and cc.arch_number in _arch_numbers(oldest):
+        return oldest  # every release of that major targets the GPU
+    return None
+
+
+def _version_unknown(
+    compiler: RuntimeCompiler, cc: ComputeCapability, who: str, package: str, wiring: Wiring
+) -> RuntimeJudgement:
+    """A compiler whose release decides and is not known here: the installed one decides (``unknown``)."""
+    data = compilers_data()
+    if data["conventions"].get(compiler.user, {}).get("ptx_fallback"):
+        return RuntimeJudgement(
+            compiler,
+            "unknown",
+            "runtime-compiler-version-unknown",
+            f"{who} ({compiler.version_text}): the installed one decides whether it makes a cubin or PTX "
+            f"for the driver ({compiler.where})",
+            data["conventions"][compiler.user]["source"],
+        )
+    first = first_toolkit_targeting(cc, compiler.cuda_major)
+    need = f" must be CUDA >= {first} to target sm_{cc.arch_number}" if first is not None else ""
+    return RuntimeJudgement(
+        compiler,
+        "unknown",
+        "runtime-compiler-version-unknown",
+        f"{who} ({compiler.version_text}){need}; the installed one decides ({compiler.where})",
+        data["families"][compiler.family]["source"],
+        tuple(_fixes(compiler, cc, package, wiring.local)) if need else (),
+    )
+
+
 def _ptx_for_driver(
-    compiler: RuntimeCompiler, cc: ComputeCapability, driver: DriverVersion | None, who: str, data: dict[str, Any]
+    compiler: RuntimeCompiler, cc: ComputeCapability, driver: DriverVersion | None, who: str, data: JsonDict
 ) -> RuntimeJudgement:
     """NVRTC writes PTX and the driver JIT-compiles it, if it knows the PTX ISA: CuPy with
     CUPY_COMPILE_WITH_PTX=1, Warp on its own for a GPU its NVRTC cannot target."""
@@ -430,7 +461,7 @@ def _reaches(c: RuntimeCompiler, cc: ComputeCapability) -> bool:
     """Whether a compiler of known version/targets can make code for ``cc`` (no fixes, no messages)."""
     if c.family == "xla":
         return bool(c.llvm_targets) and int(re.sub(r"\D", "", c.llvm_targets[-1])) >= cc.arch_number
-    return c.cuda is not None and cc.arch_number in _targets(c.cuda)
+    return c.cuda is not None and cc.arch_number in _arch_numbers(c.cuda)
 
 
 def _release_fix(dist: str, cc: ComputeCapability) -> str | None:
@@ -452,7 +483,7 @@ def _fixes(
     the GPU is named instead of a placeholder.
     """
     first = first_toolkit_targeting(cc)
-    able = next((path for path, cuda in local if cc.arch_number in _targets(cuda)), None)
+    able = next((path for path, cuda in local if cc.arch_number in _arch_numbers(cuda)), None)
     need = f"CUDA >= {first}" if first is not None else "a newer CUDA"
     major = compiler.cuda.major if compiler.cuda is not None else compiler.cuda_major or (first.major if first else 12)
     out: list[str] = []
@@ -500,7 +531,6 @@ def _fixes(
     return out
 
 
-_RANK = {"unknown": 0, "native": 1, "jit": 2, "fails": 3}
 _LEAD = {"torch.compile": 0, "triton": 1, "xla": 2}
 
 
@@ -538,8 +568,14 @@ def judge_package(
             out.append(j)
         judged = out
     # Worst first; on a tie the compiler of the main compile path (torch.compile, Triton, XLA) leads.
-    judged.sort(key=lambda j: (-_RANK.get(j.status, 0), _LEAD.get(j.compiler.user, len(_LEAD))))
+    judged.sort(key=lambda j: (-_badness(j), _LEAD.get(j.compiler.user, len(_LEAD))))
     return replace(judged[0], others=tuple(judged[1:])) if len(judged) > 1 else judged[0]
+
+
+def _badness(j: RuntimeJudgement) -> int:
+    """How bad a judgement is, in the package order (rules/status.py); ``unknown`` counts least here, below
+    ``native``: a compiler whose version is unread must not hide one known to fail or to need the driver."""
+    return -1 if j.status == "unknown" else severity(j.status)
 
 
 def lead_label(compilers: tuple[RuntimeCompiler, ...]) -> str | None:
@@ -551,14 +587,10 @@ def lead_label(compilers: tuple[RuntimeCompiler, ...]) -> str | None:
     return lead.user or lead.family
 
 
-def with_runtime(verdict: Any, judgement: RuntimeJudgement | None) -> Any:
+def with_runtime(verdict: PackageVerdict, judgement: RuntimeJudgement | None) -> PackageVerdict:
     """A ``PackageVerdict`` with the run-time code's status folded in (the worse wins) and its reason added."""
     if judgement is None or judgement.status == "unknown":
         return verdict
-    from cudafit.analysis import worst_status
-    from cudafit.rules.engine import Status
-    from cudafit.rules.reasons import Reason
-
-    status = Status(worst_status([verdict.status.value, judgement.status]))
+    status = worst([verdict.status, Status(judgement.status)])
     reason = Reason(judgement.code, judgement.message, judgement.source)
     return replace(verdict, status=status, reasons=(*verdict.reasons, reason))

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 
 from cudafit.binary.facts import EntryKind
 from cudafit.model import ArchVariant, ComputeCapability
+from cudafit.rules.decide import effective
 from cudafit.rules.reasons import Reason, reason
+from cudafit.rules.status import Status
 
 if TYPE_CHECKING:
-    from cudafit.binary.facts import Module
-    from cudafit.rules import roles
-    from cudafit.rules.engine import ModuleVerdict, PreparedFile
+    from cudafit.rules.prepared import FileDecisions, PreparedFile
 
 __all__ = ["all_holes"]
 
@@ -29,16 +29,8 @@ __all__ = ["all_holes"]
 _NAMED = 3
 
 
-def all_holes(
-    prepared: PreparedFile,
-    decided: dict[Module, ModuleVerdict],
-    by_canon: dict[Module, roles.RoleDecision],
-    by_pos: dict[int, roles.RoleDecision],
-    cc: ComputeCapability,
-) -> Reason | None:
+def all_holes(prepared: PreparedFile, found: FileDecisions, cc: ComputeCapability) -> Reason | None:
     """The reason a file fails on ``cc`` because every module it loads itself is a hole, else None."""
-    from cudafit.rules.engine import Status, _effective
-
     positions = prepared.loaded_at
     if not positions:
         return None
@@ -47,8 +39,8 @@ def all_holes(
     archs: dict[str, None] = {}
     for pos in positions:
         canon = prepared.canon_at[pos]
-        decision = by_pos.get(pos) or by_canon.get(canon)
-        if _effective(decided[canon], decision)[0] is not Status.FAILS:
+        decision = found.role_at(pos, canon)
+        if effective(found.verdicts[canon], decision)[0] is not Status.FAILS:
             return None
         if decision is not None and decision.kernels and len(kernels) < _NAMED:
             kernels.extend(decision.kernels[: _NAMED - len(kernels)])
@@ -62,7 +54,7 @@ def all_holes(
             archs[name] = None
     n = len(positions)
     loaders = ", ".join(prepared.facts.module_loaders) or "the driver API"
-    sections = ", ".join(sorted({prepared.registered[pos][2].section or "" for pos in positions}))
+    sections = ", ".join(sorted({prepared.registered[pos].module.section or "" for pos in positions}))
     more = n - named_modules
     named = f"; kernels {', '.join(kernels)}" + (f" (and those of {more:,} more modules)" if more else "")
     where = f"({loaders}, from {sections})"

@@ -32,21 +32,21 @@ through the ``kernel_names`` callback the caller supplies (the rules layer does 
 
 from __future__ import annotations
 
-import enum
 import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from cudafit.binary.facts import EntryKind, FatbinEntry, Module
+from cudafit.binary.facts import Module
 from cudafit.model import ArchVariant, ComputeCapability
 from cudafit.rules import compat, tables
+from cudafit.rules.decide import code_of
 from cudafit.rules.reasons import Reason, reason
+from cudafit.rules.status import ModuleRole, Status
 
 __all__ = [
     "FileRoles",
     "KernelNames",
-    "Role",
     "RoleDecision",
     "classify_file",
     "classify_helper_file",
@@ -66,19 +66,11 @@ HELPER_SHARE = 10
 KernelNames = Callable[[Module], "tuple[str, ...] | None"]
 
 
-class Role(str, enum.Enum):
-    """What a module without usable code for a GPU is for."""
-
-    SPECIALISED = "specialised"
-    KERNEL_LESS = "kernel-less"
-    HOLE = "hole"
-
-
 @dataclass(frozen=True)
 class RoleDecision:
     """A role, the reason that decided it, and the kernel names looked at (when they were)."""
 
-    role: Role
+    role: ModuleRole
     reason: Reason
     kernels: tuple[str, ...] | None = None
 
@@ -117,13 +109,9 @@ def _known_arch_numbers() -> frozenset[int]:
 Signature = tuple[tuple[str, int, str], ...]
 
 
-def _code(module: Module) -> tuple[FatbinEntry, ...]:
-    return tuple(e for e in module.entries if e.kind in (EntryKind.SASS, EntryKind.PTX))
-
-
 def _signature(module: Module) -> Signature:
     """The module's code as (kind, arch number, variant), sorted: what its role depends on."""
-    return tuple(sorted({(e.kind.value, e.arch_number, e.variant.value) for e in _code(module)}))
+    return tuple(sorted({(e.kind.value, e.arch_number, e.variant.value) for e in code_of(module)}))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -223,7 +211,7 @@ class FileRoles:
         return self._small[g]
 
     def classify(
-        self, group_status: Sequence[str], cc: ComputeCapability
+        self, group_status: Sequence[Status], cc: ComputeCapability
     ) -> tuple[dict[int, RoleDecision], dict[int, RoleDecision]]:
         """Roles for one GPU: (decisions by group, decisions by module that differ from their group's).
 
@@ -235,11 +223,11 @@ class FileRoles:
         """
         by_group: dict[int, RoleDecision] = {}
         by_module: dict[int, RoleDecision] = {}
-        todo = [g for g, st in enumerate(group_status) if st == "fails"]
-        jit = [g for g, st in enumerate(group_status) if st == "jit"]
+        todo = [g for g, st in enumerate(group_status) if st is Status.FAILS]
+        jit = [g for g, st in enumerate(group_status) if st is Status.JIT]
         if not todo and not jit:
             return by_group, by_module
-        serving = [g for g, st in enumerate(group_status) if st in ("native", "jit")]
+        serving = [g for g, st in enumerate(group_status) if st in (Status.NATIVE, Status.JIT)]
         stubs = self._kernels_among(serving)
         if stubs is not None:  # nothing with kernels serves cc: the file fails, every module is a hole
             for i in stubs:
@@ -247,35 +235,42 @@ class FileRoles:
             for g in todo:
                 archs = _arch_text(self.group_signatures[g])
                 msg = f"no code for {cc}: module has {archs}, and nothing in this file serves {cc} (error 209)"
-                by_group[g] = RoleDecision(Role.HOLE, reason("no-compatible-code", msg))
+                by_group[g] = RoleDecision(ModuleRole.HOLE, reason("no-compatible-code", msg))
                 for i in self._small_members(g):  # registration stubs: a few KiB, no kernels
                     if self.names(i) == ():
                         by_module[i] = _kernel_less(archs)
             return by_group, by_module
-        context = _Context(self, serving, cc)
-        for g in todo:
+        self._decide(_Context(self, serving, cc), todo, by_group, by_module, holes=True)
+        native = [g for g, st in enumerate(group_status) if st is Status.NATIVE]
+        if jit and native and self._kernels_among(native) is None:
+            # The general build lists are those that serve natively: a JIT module is not its own reference.
+            self._decide(_Context(self, native, cc), jit, by_group, by_module, holes=False)
+        return by_group, by_module
+
+    def _decide(
+        self,
+        context: _Context,
+        group_ids: Sequence[int],
+        by_group: dict[int, RoleDecision],
+        by_module: dict[int, RoleDecision],
+        *,
+        holes: bool,
+    ) -> None:
+        """Roles of ``group_ids`` by arch list, else per module by kernel names; what neither decides is a hole
+        when ``holes`` (groups without code), else keeps its verdict (groups that JIT)."""
+        for g in group_ids:
             decision = context.by_archs(g)
             if decision is not None:
                 by_group[g] = decision
                 continue
-            by_group[g] = context.hole(g)
+            if holes:
+                by_group[g] = context.hole(g)
             for i in self.groups[g]:
                 d = context.by_names(g, i)
-                by_module[i] = d if d is not None else context.hole(g, self.names(i))
-        native = [g for g, st in enumerate(group_status) if st == "native"]
-        if jit and native and self._kernels_among(native) is None:
-            # The general build lists are those that serve natively: a JIT module is not its own reference.
-            jit_context = _Context(self, native, cc)
-            for g in jit:
-                decision = jit_context.by_archs(g)
-                if decision is not None:
-                    by_group[g] = decision
-                    continue
-                for i in self.groups[g]:
-                    d = jit_context.by_names(g, i)
-                    if d is not None:
-                        by_module[i] = d
-        return by_group, by_module
+                if d is not None:
+                    by_module[i] = d
+                elif holes:
+                    by_module[i] = context.hole(g, self.names(i))
 
 
 class _Context:
@@ -307,10 +302,10 @@ class _Context:
         numbers = [n for k, n, _v in sig if k == "sass"] or [n for _k, n, _v in sig]
         if len({n // 10 for n in numbers}) == 1:
             msg = f"module built only for {archs} (one GPU generation): the library runs it on those GPUs"
-            return RoleDecision(Role.SPECIALISED, reason("specialised-generation", msg))
+            return RoleDecision(ModuleRole.SPECIALISED, reason("specialised-generation", msg))
         if min(numbers) > self.number:
             msg = f"module built only for newer GPUs ({archs}) while the file has code for {cc}"
-            return RoleDecision(Role.SPECIALISED, reason("specialised-newer", msg))
+            return RoleDecision(ModuleRole.SPECIALISED, reason("specialised-newer", msg))
         mine = _sass_coverage(sig)
         # A module the library loads itself is loaded because the library needs its kernels here, not lazily
         # when one is launched: another build list is no sign of a specialisation (its names still may be).
@@ -318,7 +313,7 @@ class _Context:
             return None
         if not any(_without_generation(gen, cc) and _without_generation(gen, cc) <= mine for gen in self.general()):
             msg = f"module built for {archs}: not the library's general build list without {cc}"
-            return RoleDecision(Role.SPECIALISED, reason("specialised-other-build", msg))
+            return RoleDecision(ModuleRole.SPECIALISED, reason("specialised-other-build", msg))
         return None
 
     def by_names(self, g: int, i: int) -> RoleDecision | None:
@@ -330,7 +325,7 @@ class _Context:
         if names and all(kernel_arch_tags(k) and self.number not in kernel_arch_tags(k) for k in names):
             tags = ", ".join(f"sm{t}" for t in sorted({t for k in names for t in kernel_arch_tags(k)}))
             msg = f"every kernel of the module ({len(names)}) names another architecture ({tags})"
-            return RoleDecision(Role.SPECIALISED, reason("specialised-named", msg), names)
+            return RoleDecision(ModuleRole.SPECIALISED, reason("specialised-named", msg), names)
         return None
 
     def hole(self, g: int, names: tuple[str, ...] | None = None) -> RoleDecision:
@@ -338,9 +333,9 @@ class _Context:
         archs = _arch_text(self.roles.group_signatures[g])
         if self.roles.modules[self.roles.groups[g][0]].loaded:
             msg = f"module the library loads itself, built for {archs}: no code for {self.cc}, so loading it fails"
-            return RoleDecision(Role.HOLE, reason("hole-library-loaded", msg), names)
+            return RoleDecision(ModuleRole.HOLE, reason("hole-library-loaded", msg), names)
         msg = f"module built for {archs}: the library's general build list without {self.cc} (no kernel image)"
-        return RoleDecision(Role.HOLE, reason("hole-build-skips-gpu", msg), names)
+        return RoleDecision(ModuleRole.HOLE, reason("hole-build-skips-gpu", msg), names)
 
 
 def _without_generation(coverage: frozenset[ComputeCapability], cc: ComputeCapability) -> frozenset[ComputeCapability]:
@@ -351,11 +346,13 @@ def _without_generation(coverage: frozenset[ComputeCapability], cc: ComputeCapab
 @functools.lru_cache(maxsize=1024)
 def _kernel_less(archs: str) -> RoleDecision:
     return RoleDecision(
-        Role.KERNEL_LESS, reason("kernel-less-module", f"module ({archs}) has no kernels: it launches nothing"), ()
+        ModuleRole.KERNEL_LESS,
+        reason("kernel-less-module", f"module ({archs}) has no kernels: it launches nothing"),
+        (),
     )
 
 
-def classify_file(file_roles: FileRoles, group_status: Sequence[str], cc: ComputeCapability) -> RoleDecision | None:
+def classify_file(file_roles: FileRoles, group_status: Sequence[Status], cc: ComputeCapability) -> RoleDecision | None:
     """The role of a whole file without code for ``cc`` beside files (or Python code) of its package that run:
     the module roles applied at file level (docs/rules.md, *Files*), to files built only for GPUs newer than
     this one (minimum-architecture paths: FlashAttention 2 on 8.0+); a file with code for older GPUs but not
@@ -372,9 +369,9 @@ def classify_file(file_roles: FileRoles, group_status: Sequence[str], cc: Comput
     first: RoleDecision | None = None
     named = helpers = 0
     # More helper modules than this many cannot be a minority: stop reading names (torch has 22,000 kernels).
-    budget = sum(len(file_roles.groups[g]) for g, st in enumerate(group_status) if st == "fails")
+    budget = sum(len(file_roles.groups[g]) for g, st in enumerate(group_status) if st is Status.FAILS)
     for g, status in enumerate(group_status):
-        if status != "fails":
+        if status is not Status.FAILS:
             continue  # gated (a/f of other GPUs), or code that serves
         sig = file_roles.group_signatures[g]
         archs = _arch_text(sig)
@@ -383,7 +380,7 @@ def classify_file(file_roles: FileRoles, group_status: Sequence[str], cc: Comput
             return None  # code for older GPUs without this one: a build that skipped it (seed 001), a hole
         if len({n // 10 for n in numbers}) == 1:
             msg = f"file built only for {archs} (one GPU generation): the package uses it on those GPUs"
-            first = first or RoleDecision(Role.SPECIALISED, reason("specialised-file", msg))
+            first = first or RoleDecision(ModuleRole.SPECIALISED, reason("specialised-file", msg))
             continue
         for i in file_roles.groups[g]:
             names = file_roles.names(i)
@@ -399,18 +396,18 @@ def classify_file(file_roles: FileRoles, group_status: Sequence[str], cc: Comput
                 if helpers * HELPER_SHARE > budget:
                     return None  # kernels that name no architecture, more than helpers: a hole
         msg = f"file built for {archs}: its kernels name other architectures"
-        first = first or RoleDecision(Role.SPECIALISED, reason("specialised-file", msg))
+        first = first or RoleDecision(ModuleRole.SPECIALISED, reason("specialised-file", msg))
     if helpers * HELPER_SHARE > named:
         return None  # kernels that name no architecture, more than helpers: a hole
     return first
 
 
-def classify_helper_file(file_roles: FileRoles, group_status: Sequence[str]) -> RoleDecision | None:
+def classify_helper_file(file_roles: FileRoles, group_status: Sequence[Status]) -> RoleDecision | None:
     """A file that runs here only by JIT-compiling small PTX-only modules (a hardware-detection stub of a
     bundled library: no SASS for any GPU, at most ``STUB_MAX_BYTES`` each) beside files that run natively: a
     helper, information, never the reason a package is ``jit`` (docs/rules.md, *Files*); ``None`` otherwise."""
-    jit = [g for g, st in enumerate(group_status) if st == "jit"]
-    if not jit or any(st not in ("jit", "other") for st in group_status):
+    jit = [g for g, st in enumerate(group_status) if st is Status.JIT]
+    if not jit or any(st in (Status.NATIVE, Status.FAILS) for st in group_status):
         return None
     sizes = file_roles.sizes
     for g in jit:
@@ -420,4 +417,4 @@ def classify_helper_file(file_roles: FileRoles, group_status: Sequence[str]) -> 
             return None
     archs = ", ".join(_arch_text(file_roles.group_signatures[g]) for g in jit)
     msg = f"file whose only code is small PTX-only helper module(s) ({archs}) beside files that run natively"
-    return RoleDecision(Role.SPECIALISED, reason("specialised-file", msg))
+    return RoleDecision(ModuleRole.SPECIALISED, reason("specialised-file", msg))

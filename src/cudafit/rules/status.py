@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 
-__all__ = ["PACKAGE_STATUSES", "Status", "severity", "worst"]
+__all__ = ["PACKAGE_STATUSES", "ModuleRole", "Status", "severity", "worst"]
 
 
 class Status(str, enum.Enum):
@@ -32,6 +32,26 @@ class Status(str, enum.Enum):
     SPECIALISED = "specialised"  # module level: code for other GPUs the library dispatches there
     KERNEL_LESS = "kernel-less"  # module level: no kernels, launches nothing
     UNKNOWN = "unknown"  # could not be judged
+
+
+class ModuleRole(str, enum.Enum):
+    """What a module without usable code for a GPU is for (docs/rules.md, *Module roles*).
+
+    ``gated`` is decided by the per-module decision (every entry an ``a``/``f`` target of other GPUs); the
+    other three by :mod:`cudafit.rules.roles` from the file's build lists and kernel names.  A role is not a
+    verdict: :attr:`status` is the module status it gives, so the two never need a table between them.
+    """
+
+    GATED = "gated"  # built only for a/f targets of other GPUs: the library dispatches it there
+    SPECIALISED = "specialised"  # code for other GPUs the library dispatches there
+    KERNEL_LESS = "kernel-less"  # no kernels: launches nothing
+    HOLE = "hole"  # code the library plausibly launches here, without code for this GPU
+
+    @property
+    def status(self) -> Status:
+        """The module status of the role: a hole fails (error 209 at the launch); the others are information
+        under a status of the same name."""
+        return Status.FAILS if self is ModuleRole.HOLE else Status(self.value)
 
 
 #: Package-level statuses, best first. ``none`` is best (no device code cannot fail); ``unknown`` sits above a

@@ -20,6 +20,7 @@ from cudafit.model import (
     ComputeCapability,
     CudaVersion,
     DriverVersion,
+    JsonDict,
     PtxIsaVersion,
     SmArch,
     parse_compute_capability,
@@ -86,7 +87,7 @@ class Tables:
     as_of: str
 
 
-def _load(name: str) -> dict[str, Any]:
+def _load(name: str) -> JsonDict:
     try:
         text = resources.files("cudafit.rules").joinpath("data").joinpath(name).read_text(encoding="utf-8")
         doc = json.loads(text)
@@ -104,6 +105,47 @@ def _check(cond: bool, msg: str) -> None:
         raise RuleDataError(f"invalid rule data: {msg}")
 
 
+def _cc_limits(row: Mapping[str, Any]) -> CcLimits:
+    """One row of ``compute_capabilities.json``."""
+    cc = parse_compute_capability(row["compute_capability"])
+    return CcLimits(
+        compute_capability=cc,
+        architecture=row["architecture"],
+        max_shared_memory_per_block_optin=row["max_shared_memory_per_block_optin"],
+        max_shared_memory_per_sm=row["max_shared_memory_per_sm"],
+        max_static_shared_memory_per_block=row["max_static_shared_memory_per_block"],
+        max_registers_per_thread=row["max_registers_per_thread"],
+        registers_per_sm=row["registers_per_sm"],
+        max_registers_per_block=row["max_registers_per_block"],
+        max_threads_per_block=row["max_threads_per_block"],
+        max_threads_per_sm=row["max_threads_per_sm"],
+        max_warps_per_sm=row["max_warps_per_sm"],
+        max_blocks_per_sm=row["max_blocks_per_sm"],
+        first_cuda_toolkit=row["first_cuda_toolkit"],
+        last_cuda_toolkit=row["last_cuda_toolkit"],
+        family=row["family"],
+        runs_family_targets=tuple(row["runs_family_targets"]),
+        tegra=bool(row["tegra"]),
+    )
+
+
+def _check_invariants(t: Tables) -> None:
+    """What the rules rely on: newer toolkits need newer (or equal) drivers and emit newer (or equal) PTX ISAs;
+    a family GPU runs its own family target; every GPU's compute capability is in the CC table."""
+    for table in t.min_driver.values():
+        seq = [table[k] for k in sorted(table)]
+        _check(seq == sorted(seq), "minimum drivers are not monotonic in the toolkit version")
+    isa_seq = [t.ptx_isa[k] for k in sorted(t.ptx_isa)]
+    _check(isa_seq == sorted(isa_seq), "PTX ISA versions are not monotonic in the toolkit version")
+    for cc, lim in t.limits.items():
+        if lim.family:
+            _check(lim.family in lim.runs_family_targets, f"{cc} does not run its own family target {lim.family}")
+        _check(lim.max_shared_memory_per_block_optin <= lim.max_shared_memory_per_sm, f"{cc} opt-in smem > per-SM")
+    for g in t.gpus:
+        cc = parse_compute_capability(g["compute_capability"])
+        _check(cc in t.limits, f"GPU {g['name']} has compute capability {cc}, missing from the CC table")
+
+
 @functools.lru_cache(maxsize=1)
 def load_tables() -> Tables:
     """Load and validate the packaged tables (cached for the process)."""
@@ -111,28 +153,7 @@ def load_tables() -> Tables:
     ccs_doc = _load("compute_capabilities.json")
     tk_doc = _load("toolkits.json")
     try:
-        limits: dict[ComputeCapability, CcLimits] = {}
-        for row in ccs_doc["compute_capabilities"]:
-            cc = parse_compute_capability(row["compute_capability"])
-            limits[cc] = CcLimits(
-                compute_capability=cc,
-                architecture=row["architecture"],
-                max_shared_memory_per_block_optin=row["max_shared_memory_per_block_optin"],
-                max_shared_memory_per_sm=row["max_shared_memory_per_sm"],
-                max_static_shared_memory_per_block=row["max_static_shared_memory_per_block"],
-                max_registers_per_thread=row["max_registers_per_thread"],
-                registers_per_sm=row["registers_per_sm"],
-                max_registers_per_block=row["max_registers_per_block"],
-                max_threads_per_block=row["max_threads_per_block"],
-                max_threads_per_sm=row["max_threads_per_sm"],
-                max_warps_per_sm=row["max_warps_per_sm"],
-                max_blocks_per_sm=row["max_blocks_per_sm"],
-                first_cuda_toolkit=row["first_cuda_toolkit"],
-                last_cuda_toolkit=row["last_cuda_toolkit"],
-                family=row["family"],
-                runs_family_targets=tuple(row["runs_family_targets"]),
-                tegra=bool(row["tegra"]),
-            )
+        limits = {lim.compute_capability: lim for lim in map(_cc_limits, ccs_doc["compute_capabilities"])}
         min_driver = {
             os_name: {parse_cuda_version(k): parse_driver_version(v) for k, v in table.items()}
             for os_name, table in tk_doc["min_driver"].items()
@@ -145,20 +166,7 @@ def load_tables() -> Tables:
     except (KeyError, TypeError, ValueParseError) as err:
         msg = f"invalid rule data: {err}"
         raise RuleDataError(msg) from err
-    # Invariants: newer toolkits need newer (or equal) drivers and emit newer (or equal) PTX ISAs.
-    for table in min_driver.values():
-        seq = [table[k] for k in sorted(table)]
-        _check(seq == sorted(seq), "minimum drivers are not monotonic in the toolkit version")
-    isa_seq = [ptx_isa[k] for k in sorted(ptx_isa)]
-    _check(isa_seq == sorted(isa_seq), "PTX ISA versions are not monotonic in the toolkit version")
-    for cc, lim in limits.items():
-        if lim.family:
-            _check(lim.family in lim.runs_family_targets, f"{cc} does not run its own family target {lim.family}")
-        _check(lim.max_shared_memory_per_block_optin <= lim.max_shared_memory_per_sm, f"{cc} opt-in smem > per-SM")
-    for g in gpus:
-        cc = parse_compute_capability(g["compute_capability"])
-        _check(cc in limits, f"GPU {g['name']} has compute capability {cc}, missing from the CC table")
-    return Tables(
+    t = Tables(
         gpus=gpus,
         limits=limits,
         min_driver=min_driver,
@@ -168,6 +176,8 @@ def load_tables() -> Tables:
         sources={**tk_doc["sources"], "compute_capabilities": ccs_doc["source"], "tegra": ccs_doc["tegra_source"]},
         as_of=tk_doc["as_of"],
     )
+    _check_invariants(t)
+    return t
 
 
 def runtime_min_driver_branch(cuda_major: int) -> int | None:
@@ -205,7 +215,7 @@ def family_members(family_target: int) -> frozenset[ComputeCapability]:
     return frozenset(cc for cc, lim in load_tables().limits.items() if tag in lim.runs_family_targets)
 
 
-def _known_toolkit(table: Mapping[CudaVersion, Any], cuda: CudaVersion) -> CudaVersion | None:
+def _known_toolkit(table: Mapping[CudaVersion, object], cuda: CudaVersion) -> CudaVersion | None:
     key = CudaVersion(cuda.major, cuda.minor)
     return key if key in table else None
 

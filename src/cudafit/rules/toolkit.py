@@ -18,10 +18,11 @@ from dataclasses import dataclass
 
 from cudafit.binary.facts import BinaryFacts, EntryKind
 from cudafit.errors import ValueParseError
-from cudafit.model import CudaVersion, PtxIsaVersion
+from cudafit.model import CudaVersion, DriverVersion, PtxIsaVersion
 from cudafit.rules import tables
+from cudafit.rules.reasons import Reason, ReasonData, reason
 
-__all__ = ["BuildToolkit", "build_toolkit", "package_build_toolkit", "parse_build_toolkit"]
+__all__ = ["BuildToolkit", "build_toolkit", "driver_too_old", "package_build_toolkit", "parse_build_toolkit"]
 
 _CUDART = re.compile(r"libcudart\.so\.(\d+)")
 #: ``nvidia-cublas-cu12``, ``nvidia-nccl-cu13``, ``cupy-cuda13x``, ``sgl-kernel-cu130``: CUDA-major wheels.
@@ -94,3 +95,21 @@ def package_build_toolkit(name: str | None, files: Iterable[BinaryFacts | BuildT
     if m and 9 <= int(m.group(1)) <= 99:
         found.append(BuildToolkit(CudaVersion(int(m.group(1)), 0), f"distribution {name}"))
     return max(found, key=lambda b: b.version, default=None)
+
+
+def driver_too_old(built: BuildToolkit | None, driver: DriverVersion | None, whose: str = "this file") -> Reason | None:
+    """Step 1 of the decision procedure (fatbin_spec.md §E.6): the CUDA runtime the code was built for must be
+    supported by the driver, or every CUDA call fails with error 35 before any kernel matters.  The runtime's
+    major is the building toolkit's, however it is linked."""
+    if driver is None or built is None:
+        return None
+    floor = tables.runtime_min_driver_branch(built.major)
+    if floor is None or driver.major >= floor:
+        return None
+    data = ReasonData(driver_floor=floor, cuda_major=built.major, evidence=built.evidence)
+    return reason(
+        "driver-too-old-for-runtime",
+        f"{whose} needs the CUDA {built.major} runtime ({built.evidence}): CUDA {built.major}.x needs driver >= "
+        f"{floor}, this is {driver} (error 35)",
+        data,
+    )
