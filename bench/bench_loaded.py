@@ -5,12 +5,14 @@ Issue 24 adds three reads to every scan: the module-loader evidence (two ``find`
 and a look-up in ``.dynsym`` on a hit), a census of the data sections of files with that evidence, and the
 head (first KB) of every PTX/SASS entry whose header can hide an ``a``/``f`` variant (arch >= 90 without
 the bit).  This script times ``inspect_path`` (what every scan, check and doctor does per file, cache off)
-on the same files with the previous release (``git archive`` of REV's ``src``, default: the merge base with
-``main``) and with this checkout, in fresh interpreters, best of N runs, and reports per file the modules
-found by each, and the ratio.
+on the same files with the previous release (``git archive`` of REV's ``src``, default
+:data:`PREVIOUS_RELEASE`, the last commit before issue 24) and with this checkout, in fresh interpreters,
+and reports per file the modules found by each, the median time and its noise.  The two trees take turns
+(``--rounds`` rounds of ``--runs`` calls per file each), so a busy machine slows both alike; the median
+is over every call of every round and the noise is the interquartile range (p25-p75) of those calls.
 
 Usage:
-    python bench/bench_loaded.py [--rev REV] [--runs N] FILE_OR_DIR...
+    python bench/bench_loaded.py [--rev REV] [--runs N] [--rounds R] FILE_OR_DIR...
 Shared objects under each directory are timed (the largest 40 of each directory, to keep it short).
 Results go to bench/results/loaded.json and a Markdown table on stdout.
 """
@@ -18,30 +20,37 @@ Results go to bench/results/loaded.json and a Markdown table on stdout.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+
+#: The last commit before issue 24 (library-loaded modules, payload heads): the release this is compared with.
+PREVIOUS_RELEASE = "f6111cb4018e434090b7c0fd74d153412509ef90"
 
 _TIMER = r"""
 import json, sys, time
 from cudafit.binary import inspect_path
 out = {}
 for path in sys.argv[2:]:
-    best = None
+    inspect_path(path)  # page cache and imports warm, as for every file but the first of a scan
+    times = []
     for _ in range(int(sys.argv[1])):
         t = time.perf_counter()
         facts = inspect_path(path)
-        dt = time.perf_counter() - t
-        best = dt if best is None else min(best, dt)
+        times.append(time.perf_counter() - t)
     loaded = sum(1 for m in facts.modules if getattr(m, "loaded", False))
-    out[path] = {"seconds": best, "modules": len(facts.modules), "loaded": loaded,
+    out[path] = {"times": times, "modules": len(facts.modules), "loaded": loaded,
                  "error": facts.error, "notes": len(facts.notes)}
 print(json.dumps(out))
 """
@@ -70,75 +79,87 @@ def export_release(rev: str, into: Path) -> Path:
     return into / "src"
 
 
-def time_tree(src: Path, files: list[str], runs: int) -> dict[str, dict[str, object]]:
+def time_tree(src: Path, files: list[str], runs: int) -> dict[str, dict[str, Any]]:
     env = {**os.environ, "PYTHONPATH": str(src)}
     p = subprocess.run(
         [sys.executable, "-c", _TIMER, str(runs), *files], capture_output=True, text=True, check=True, env=env
     )
-    result: dict[str, dict[str, object]] = json.loads(p.stdout)
+    result: dict[str, dict[str, Any]] = json.loads(p.stdout)
     return result
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Median and interquartile range of one tree's calls on one file, in milliseconds."""
+
+    median: float
+    p25: float
+    p75: float
+
+    @classmethod
+    def of(cls, seconds: list[float]) -> Timing:
+        q = statistics.quantiles(seconds, n=4) if len(seconds) > 1 else [seconds[0]] * 3
+        return cls(statistics.median(seconds) * 1e3, q[0] * 1e3, q[2] * 1e3)
+
+    def __str__(self) -> str:
+        digits = 2 if self.median < 10 else 1
+        return f"{self.median:.{digits}f} ({self.p25:.{digits}f}-{self.p75:.{digits}f})"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("paths", nargs="+")
-    ap.add_argument("--rev", default=None, help="the previous release (default: merge base with main)")
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--rev", default=PREVIOUS_RELEASE, help="the previous release (default: before issue 24)")
+    ap.add_argument("--runs", type=int, default=10, help="calls per file per round")
+    ap.add_argument("--rounds", type=int, default=2, help="turns each tree takes")
     args = ap.parse_args()
-    rev = (
-        args.rev
-        or subprocess.run(
-            ["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-    )
     files = shared_objects(args.paths)
+    calls: dict[str, dict[str, list[float]]] = {"before": {f: [] for f in files}, "after": {f: [] for f in files}}
+    found: dict[str, dict[str, dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        before = time_tree(export_release(rev, Path(tmp)), files, args.runs)
-    after = time_tree(ROOT / "src", files, args.runs)
+        trees = {"before": export_release(args.rev, Path(tmp)), "after": ROOT / "src"}
+        for _ in range(args.rounds):
+            for side, src in trees.items():
+                for f, r in time_tree(src, files, args.runs).items():
+                    calls[side][f] += r["times"]
+                    found.setdefault(side, {})[f] = r
     rows = []
     for f in files:
-        b, a = before[f], after[f]
+        b, a = Timing.of(calls["before"][f]), Timing.of(calls["after"][f])
         rows.append(
             {
                 "file": f,
                 "size": os.path.getsize(f),
-                "before_s": b["seconds"],
-                "after_s": a["seconds"],
-                "ratio": (a["seconds"] / b["seconds"]) if b["seconds"] else None,  # type: ignore[operator]
-                "modules_before": b["modules"],
-                "modules_after": a["modules"],
-                "loaded_after": a["loaded"],
+                "before_ms": dataclasses.asdict(b),
+                "after_ms": dataclasses.asdict(a),
+                "ratio": a.median / b.median if b.median else None,
+                "modules_before": found["before"][f]["modules"],
+                "modules_after": found["after"][f]["modules"],
+                "loaded_after": found["after"][f]["loaded"],
             }
         )
-    tot_b = sum(r["before_s"] for r in rows)  # type: ignore[misc]
-    tot_a = sum(r["after_s"] for r in rows)  # type: ignore[misc]
-    plain = [r for r in rows if not r["loaded_after"]]
-    pb = sum(r["before_s"] for r in plain)  # type: ignore[misc]
-    pa = sum(r["after_s"] for r in plain)  # type: ignore[misc]
-    out = {
-        "previous_release": rev,
-        "runs": args.runs,
-        "files": rows,
-        "total_before_s": tot_b,
-        "total_after_s": tot_a,
-        "without_loaded_before_s": pb,
-        "without_loaded_after_s": pa,
+    plain = [r for r in rows if not r["modules_before"] and not r["modules_after"]]
+    sums = {
+        name: (sum(r["before_ms"]["median"] for r in group), sum(r["after_ms"]["median"] for r in group))
+        for name, group in (("all", rows), ("without_device_code", plain))
     }
+    out = {"previous_release": args.rev, "runs": args.runs, "rounds": args.rounds, "files": rows, "sums_ms": sums}
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "loaded.json").write_text(json.dumps(out, indent=1) + "\n")
-    print(f"previous release {rev[:10]}, best of {args.runs}, inspect_path per file, cache off\n")
+    n = args.runs * args.rounds
+    print(f"previous release {args.rev[:10]}; inspect_path per file, cache off; median (p25-p75) of {n} calls\n")
     print("| file | MB | before ms | after ms | after/before | modules before -> after (loaded) |")
     print("|---|---:|---:|---:|---:|---|")
-    for r in rows:
+    for r, f in zip(rows, files, strict=True):
+        b, a = Timing.of(calls["before"][f]), Timing.of(calls["after"][f])
         print(
-            f"| {Path(str(r['file'])).name} | {int(r['size']) / 1e6:.0f} | {float(r['before_s']) * 1e3:.1f} | "  # type: ignore[call-overload]
-            f"{float(r['after_s']) * 1e3:.1f} | {r['ratio']:.2f} | {r['modules_before']} -> {r['modules_after']} "  # type: ignore[call-overload]
-            f"({r['loaded_after']}) |"
+            f"| {Path(f).name} | {r['size'] / 1e6:.0f} | {b} | {a} | {r['ratio']:.2f} | "
+            f"{r['modules_before']} -> {r['modules_after']} ({r['loaded_after']}) |"
         )
-    print(
-        f"\nall {len(rows)} files: {tot_b:.2f} s -> {tot_a:.2f} s; the {len(plain)} without library-loaded "
-        f"modules: {pb:.2f} s -> {pa:.2f} s ({pa / pb if pb else 0:.2f}x)"
-    )
+    for name, group in (("all", rows), ("without_device_code", plain)):
+        sb, sa = sums[name]
+        print(f"\n{name.replace('_', ' ')} ({len(group)} files): sum of medians {sb:.1f} ms -> {sa:.1f} ms", end="")
+        print(f" ({sa / sb:.2f}x)" if sb else "")
     return 0
 
 

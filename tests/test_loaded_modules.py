@@ -25,6 +25,8 @@ import jsonschema
 import lz4.block
 import pytest
 import zstandard
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from builders import BASE_FLAGS, entry, fatbin
 from cudafit.binary import EntryKind, inspect_bytes, inspect_path, inspect_stream, read_entry_payload
@@ -495,3 +497,179 @@ def test_an_image_layer_member_is_read_again_too(tmp_path: Path, monkeypatch: py
     image = docker_save(tmp_path / "img.tar", [gzip.compress(layer.getvalue())])
     (item,) = [i for i in ImageTarget(str(image)).iter_items() if i.facts.modules]
     assert _summary(item.facts) == _summary(inspect_path(LIB)) and not item.facts.fallbacks
+
+
+# --------------------------------------------------------------------------- the import check itself
+
+_NAMES_DRAWN = [
+    "cuModuleLoadData", "cuModuleLoadDataEx", "cuModuleLoadFatBinary", "cuLibraryLoadData",  # the loaders
+    "cuModuleLoad", "cuModuleLoadDat", "cuModuleLoadDataExt", "cuLibraryLoadDataEx", "cuLibraryLoadFromFile",
+    "cuMemAlloc", "cuLaunchKernel", "cudaMalloc", "calloc", "c", "cu", "", "_ZN2at6Tensor4sizeEv", "malloc",
+]  # fmt: skip
+
+
+def _reference_loaders(data: Any, dynsym: Any, strtab: Any, count: int, bits: int) -> tuple[str, ...]:
+    """What the ELF specification says, one symbol at a time: the names of the undefined symbols
+    (st_shndx SHN_UNDEF) among the first ``count``, read up to their NUL inside the string table."""
+    entsize, shndx_at = (24, 6) if bits == 64 else (16, 14)
+    found = set()
+    for i in range(count):
+        st_name = struct.unpack_from("<I", data, dynsym.offset + i * entsize)[0]
+        shndx = struct.unpack_from("<H", data, dynsym.offset + i * entsize + shndx_at)[0]
+        if shndx or st_name >= strtab.size:
+            continue
+        start = strtab.offset + st_name
+        end = data.find(b"\0", start, strtab.end)
+        found.add(bytes(data[start:end]).decode("latin-1") if end >= 0 else None)
+    from cudafit.binary.loaders import MODULE_LOADERS
+
+    return tuple(n for n in MODULE_LOADERS if n in found)
+
+
+@given(
+    symbols=st.lists(
+        st.tuples(st.sampled_from(_NAMES_DRAWN), st.booleans(), st.integers(-3, 3)), min_size=0, max_size=40
+    ),
+    bits=st.sampled_from([32, 64]),
+    hashed=st.integers(0, 41),
+    tail_merge=st.booleans(),
+    search_first=st.booleans(),
+)
+@example([("cuLibraryLoadData", False, 0)], 64, 0, False, True)  # one loader alone, each path
+@example([("cuModuleLoadFatBinary", False, 0), ("calloc", False, 0)], 32, 0, True, True)
+@example([("cuModuleLoadDataEx", False, 0), ("cuModuleLoadData", True, 0)], 64, 0, True, False)
+@example([("cuModuleLoadData", False, 3)], 64, 0, False, False)  # past the table: not a name
+@settings(max_examples=300, deadline=None)
+def test_the_import_check_equals_the_plain_reading(
+    symbols: list[tuple[str, bool, int]], bits: int, hashed: int, tail_merge: bool, search_first: bool
+) -> None:
+    """The string-table search and the C-level gather of first bytes find exactly what reading each
+    import's name finds: names starting 'c' that are not loaders, defined loaders (a shim), names that
+    are suffixes of others (linkers merge tails), st_name past the table (then the careful reading),
+    the .gnu.hash head."""
+    from cudafit.binary import loaders as loaders_mod
+    from cudafit.binary._elf import Section
+    from cudafit.binary.loaders import module_loaders
+
+    strings = bytearray(b"\0")
+    offsets: list[int] = []
+    for name, _defined, skew in symbols:
+        raw = name.encode() + b"\0"
+        at = strings.find(raw) if tail_merge else -1
+        if at < 0:
+            at = len(strings)
+            strings += (b"x" if tail_merge and name else b"") + raw  # 'x' + name: the name is its tail
+            at += 1 if tail_merge and name else 0
+        offsets.append(at + (skew * 1000 if abs(skew) == 3 else 0))  # +-3: past the table (or wraps)
+    entsize = 24 if bits == 64 else 16
+    table = bytearray(entsize)  # symbol 0: the null symbol
+    for (_name, defined, _skew), st_name in zip(symbols, offsets, strict=True):
+        entry = bytearray(entsize)
+        struct.pack_into("<I", entry, 0, st_name % (1 << 32))
+        struct.pack_into("<H", entry, 6 if bits == 64 else 14, 12 if defined else 0)
+        table += entry
+    count = len(symbols) + 1
+    gnu = struct.pack("<IIII", 1, hashed, 1, 6) if 0 < hashed <= count else b""
+    data = b"\x7fELF" + bytes(table) + bytes(strings) + gnu + b"\0" * 8
+    dynsym = Section(".dynsym", 11, 2, 4, len(table), 1, 0, entsize)
+    dynstr = Section(".dynstr", 3, 2, 4 + len(table), len(strings), 0, 0, 0)
+    sections = [dynsym, dynstr]
+    if gnu:
+        sections.append(Section(".gnu.hash", 0x6FFFFFF6, 2, dynstr.end, len(gnu), 0, 0, 0))
+    head = hashed if gnu else count
+    saved = loaders_mod._SEARCH_PER_IMPORT
+    loaders_mod._SEARCH_PER_IMPORT = saved if search_first else 0  # 0: always the gather
+    try:
+        assert module_loaders(data, sections, bits) == _reference_loaders(data, dynsym, dynstr, head, bits)
+    finally:
+        loaders_mod._SEARCH_PER_IMPORT = saved
+
+
+# --------------------------------------------------------------------------- Windows DLLs (PE)
+
+
+def _pe_importing(dll: str, names: list[str], *, delay: bool = False, wide: bool = True) -> bytes:
+    """A PE file importing ``names`` from ``dll`` (import table, or delay-load table) and holding an
+    sm_80 fatbin in ``.rdata``: the layout of PE/COFF ("The .idata Section", "Delay-Load Import Tables",
+    https://learn.microsoft.com/en-us/windows/win32/debug/pe-format), every RVA resolved by its section."""
+    pe_off, opt_size, idata_rva, rdata_rva = 0x80, 240 if wide else 224, 0x1000, 0x2000
+    step = 8 if wide else 4
+    thunks = 0x100  # name table at idata+0x100, hint/names after it, the DLL name at +0x300
+    hint_names = b""
+    table = b""
+    for name in names:
+        table += struct.pack("<Q" if wide else "<I", idata_rva + 0x200 + len(hint_names))
+        hint_names += b"\0\0" + name.encode() + b"\0" + b"\0" * (len(name) % 2)
+    table += b"\0" * step
+    if delay:  # Attributes=1 (RVAs), DllName, ModuleHandle, IAT, INT, BoundIAT, UnloadIAT, TimeDateStamp
+        descriptors = struct.pack("<8I", 1, idata_rva + 0x300, 0, idata_rva + thunks, idata_rva + thunks, 0, 0, 0)
+        descriptors += b"\0" * 32
+    else:  # OriginalFirstThunk, TimeDateStamp, ForwarderChain, Name, FirstThunk
+        descriptors = struct.pack("<5I", idata_rva + thunks, 0, 0, idata_rva + 0x300, idata_rva + thunks)
+        descriptors += b"\0" * 20
+    idata = bytearray(0x400)
+    idata[: len(descriptors)] = descriptors
+    idata[thunks : thunks + len(table)] = table
+    idata[0x200 : 0x200 + len(hint_names)] = hint_names
+    idata[0x300 : 0x300 + len(dll) + 1] = dll.encode() + b"\0"
+    rdata = b"\x11" * 0x40 + fatbin(entry(2, 80)) + b"\0" * 0x40
+    rdata += b"\0" * (-len(rdata) % 0x200)
+    opt = bytearray(opt_size)
+    struct.pack_into("<H", opt, 0, 0x20B if wide else 0x10B)
+    dirs = 112 if wide else 96
+    struct.pack_into("<I", opt, dirs - 4, 16)
+    struct.pack_into("<II", opt, dirs + 8 * (13 if delay else 1), idata_rva, len(descriptors))
+    out = bytearray(b"MZ" + b"\0" * (pe_off - 2))
+    struct.pack_into("<I", out, 0x3C, pe_off)
+    out += b"PE\0\0" + struct.pack("<HHIIIHH", 0x8664, 2, 0, 0, 0, opt_size, 0x2022) + opt
+    raw = 0x400
+    for name, rva, blob, chars in ((".idata", idata_rva, idata, 0xC0000040), (".rdata", rdata_rva, rdata, 0x40000040)):
+        out += struct.pack("<8sIIIIIIHHI", name.encode(), len(blob), rva, len(blob), raw, 0, 0, 0, 0, chars)
+        raw += len(blob)
+    out += b"\0" * (0x400 - len(out))
+    return bytes(out + idata + rdata)
+
+
+@pytest.mark.parametrize(("delay", "wide"), [(False, True), (True, True), (False, False)])
+def test_a_dll_importing_the_loader_from_nvcuda_has_its_data_read(delay: bool, wide: bool) -> None:
+    """A DLL names the library of each import: cuModuleLoadData from nvcuda.dll (import table or
+    delay-load table, PE32+ or PE32) is the evidence, and its .rdata fatbin is a module it loads itself."""
+    facts = inspect_bytes(
+        _pe_importing("NVCUDA.dll", ["cuCtxGetCurrent", "cuModuleLoadData"], delay=delay, wide=wide), "x.dll"
+    )
+    assert facts.error is None and facts.module_loaders == ("cuModuleLoadData",)
+    assert [(m.section, m.loaded, [e.arch_name for e in m.entries]) for m in facts.modules] == [
+        (".rdata", True, ["sm_80"])
+    ]
+
+
+def test_a_dll_without_the_driver_import_keeps_its_data_unread() -> None:
+    """The same name imported from another DLL (a shim of its own) is no evidence; nor is another driver
+    entry point: .rdata is not read (it is under the 1 MiB probe size)."""
+    for blob in (_pe_importing("cudart64_12.dll", ["cuModuleLoadData"]), _pe_importing("nvcuda.dll", ["cuInit"])):
+        facts = inspect_bytes(blob, "x.dll")
+        assert facts.error is None and facts.module_loaders == () and facts.modules == ()
+
+
+@pytest.mark.parametrize("cut", [0x120, 0x180, 0x420, 0x520, 0x6F0])
+def test_a_cut_dll_is_read_without_error(cut: int) -> None:
+    """Cut anywhere (optional header, section table, import table, names): bytes only, no exception."""
+    facts = inspect_bytes(_pe_importing("nvcuda.dll", ["cuModuleLoadData"])[:cut], "x.dll")
+    assert facts.module_loaders in ((), ("cuModuleLoadData",))
+
+
+@pytest.mark.parametrize(
+    ("head", "said"),
+    [
+        (b"//\n//\n\n.version 8.5\n.target sm_90a\n.address_size 64\n", ((8, 5), 90, ArchVariant.ARCH_SPECIFIC)),
+        (b".version 8.8\n.target sm_100f\n", ((8, 8), 100, ArchVariant.FAMILY)),
+        (b".version 8.8\n.target sm_10", None),  # cut inside the arch: sm_10 is not what it says
+        (b".version 8.8\n.target sm_100", None),  # cut before a possible a/f
+        (b".target sm_90\n.version 8", None),
+    ],
+)
+def test_a_ptx_head_cut_inside_a_directive_is_not_read(head: bytes, said: object) -> None:
+    """The first look at a PTX payload is short (128 bytes); a directive it cuts waits for the second."""
+    from cudafit.binary.refine import parse_ptx_head
+
+    assert parse_ptx_head(head) == said

@@ -158,3 +158,37 @@ def _compare_slices(data: mmap.mmap, lib: Path, tool: str, tmp_path: Path) -> No
         assert header == [(r["kind"], r["arch"], r["compressed"]) for r in parse_cuobjdump_dump(dump)]
         targets = ["compute_" + ln.split()[1][3:] for ln in text.splitlines() if ln.startswith(".target ")]
         assert [e.arch_name for e in module.entries if e.kind is EntryKind.PTX] == targets == ["compute_90a"]
+
+
+def test_the_import_check_equals_reading_every_import(extracted: Path) -> None:
+    """On every ELF file of the wheel (81: shims defining the loaders, C++ libraries with 10,000 imports,
+    small Python extensions), the check (string-table search or C-level gather, binary/loaders.py) finds
+    what reading each undefined symbol's name finds; only libtensorflow_cc.so.2 imports a loader."""
+    from cudafit.binary._elf import read_elf_header, read_sections
+    from cudafit.binary.loaders import module_loaders
+
+    sys.path.insert(0, str(Path(__file__).parent.parent))
+    from test_loaded_modules import _reference_loaders
+
+    found = {}
+    for path in sorted(extracted.rglob("*.so*")):
+        if not path.is_file():
+            continue
+        with path.open("rb") as fh:
+            if fh.read(4) != b"\x7fELF":
+                continue
+            buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        with buf:
+            hdr = read_elf_header(buf, 0, len(buf))
+            sections = read_sections(buf, hdr, 0, len(buf))
+            dynsym = next((s for s in sections if s.type == 11), None)
+            if dynsym is None:
+                continue
+            count = dynsym.size // (24 if hdr.bits == 64 else 16)
+            gnu = next((s for s in sections if s.type == 0x6FFFFFF6), None)
+            head = int.from_bytes(buf[gnu.offset + 4 : gnu.offset + 8], "little") if gnu else count
+            expected = _reference_loaders(buf, dynsym, sections[dynsym.link], head, hdr.bits)
+            assert module_loaders(buf, sections, hdr.bits) == expected, path
+            found[path.name] = expected
+    assert len(found) > 50
+    assert {name: got for name, got in found.items() if got} == {"libtensorflow_cc.so.2": ("cuModuleLoadData",)}

@@ -51,7 +51,7 @@ from cudafit.binary.fatbin import (
     looks_like_fatbin_at,
     parse_fatbin,
 )
-from cudafit.binary.loaders import is_data_section, module_loaders
+from cudafit.binary.loaders import is_data_section, module_loaders, pe_module_loaders
 from cudafit.binary.refine import disagreement_notes, refine_module
 from cudafit.errors import BinaryFormatError
 from cudafit.model import ArchVariant, PtxIsaVersion
@@ -291,15 +291,19 @@ def _cubin_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
     return BinaryFacts(path=path, format=FileFormat.CUBIN, size=size, modules=(module,), notes=notes)
 
 
-_PE_SECTION = struct.Struct("<8sIIII")
+_PE_SECTION = struct.Struct("<8sIIII12xI")
 #: PE names are cut to 8 characters: ``.nv_fatbin`` -> ``.nv_fatb`` (registered, kept as is) and
 #: ``__nv_relfatbin`` -> ``__nv_rel`` (relocatable: reported under its full name, never loaded).
 _PE_FATBIN_SECTIONS = {".nv_fatb": ".nv_fatb", "__nv_rel": "__nv_relfatbin"}
+_PE_INITIALIZED_DATA, _PE_CODE, _PE_EXECUTE = 0x40, 0x20, 0x20000000
+_PE_NOT_DATA = (".pdata", ".xdata", ".reloc")  # unwind tables and relocations, as .eh_frame for ELF
 
 
 def _pe_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
     """A Windows PE file (DLL, PYD, EXE): fatbins of the ``.nv_fatb`` section (nvcc's ``.nv_fatbin`` cut to
-    PE's 8-character names), plus the same embedded-fatbin probe as for ELF data sections.
+    PE's 8-character names), plus the same embedded-fatbin probe as for ELF data sections; a file that
+    imports the driver's module loader from nvcuda.dll has its initialized-data sections read whole, as
+    an ELF file importing it (binary/loaders.py).
 
     PE/COFF layout: https://learn.microsoft.com/en-us/windows/win32/debug/pe-format
     """
@@ -311,10 +315,11 @@ def _pe_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
     if table + count * 40 > size:
         err = BinaryFormatError("PE section table runs past the end of the file", offset=origin + table)
         return _error_facts(path, FileFormat.PE, size, err)
+    loaders = pe_module_loaders(buf, origin, size, pe_off) if opt_size else ()
     modules: list[Module] = []
     found_in: list[str] = []
     for i in range(count):
-        raw_name, vsize, _va, raw_size, raw_ptr = _PE_SECTION.unpack_from(buf, origin + table + i * 40)
+        raw_name, vsize, _va, raw_size, raw_ptr, chars = _PE_SECTION.unpack_from(buf, origin + table + i * 40)
         name = raw_name.rstrip(b"\0").decode("latin-1")
         length = min(raw_size, vsize) if vsize else raw_size
         start, end = origin + raw_ptr, origin + raw_ptr + length
@@ -328,10 +333,20 @@ def _pe_facts(buf: Buffer, origin: int, size: int, path: str) -> BinaryFacts:
                 )
             except BinaryFormatError as err:
                 return _error_facts(path, FileFormat.PE, size, err, tuple(modules))
+        elif loaders and chars & (_PE_INITIALIZED_DATA | _PE_CODE | _PE_EXECUTE) == _PE_INITIALIZED_DATA:
+            if name not in _PE_NOT_DATA and (located := locate_modules(buf, start, end)):
+                found_in.append(name)
+                modules.extend(Module(m.offset, m.size, name, m.entries, True) for m in located)
         elif length >= _EMBED_MIN and _probe_embedded(buf, start, min(end, start + _EMBED_PROBE), end):
             found_in.append(name)
     return BinaryFacts(
-        path=path, format=FileFormat.PE, size=size, modules=tuple(modules), embedded_sections=tuple(found_in)
+        path=path,
+        format=FileFormat.PE,
+        size=size,
+        modules=tuple(modules),
+        embedded_sections=tuple(found_in),
+        module_loaders=loaders,
+        notes=disagreement_notes(modules),
     )
 
 
