@@ -157,7 +157,7 @@ def record_verify(env: dict[str, str] | None = None, driver: str | None = None) 
         result = run_verify(items(), listing, jit=True, timeout=300.0, driver_version=driver, env=env)
     results = []
     for m in result.modules:
-        t = m.target
+        t = m.module
         answers: dict[str, Any] = {}
         for d, c in zip(result.gpus, m.checks, strict=True):
             a = c.answer

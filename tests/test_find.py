@@ -257,70 +257,22 @@ def test_no_gpu_is_a_usage_error(tmp_path: Path) -> None:
     assert "no GPU found" in proc.stderr
 
 
-def test_ecosystem_table_matches_schema_and_toolkits() -> None:
-    from importlib import resources
-
-    from jsonschema import Draft202012Validator
-
-    from cudafit.model import parse_driver_version
-    from cudafit.rules.ecosystem import load_ecosystem
-
-    data = resources.files("cudafit.rules").joinpath("data")
-    schema = json.loads(data.joinpath("ecosystem.schema.json").read_text(encoding="utf-8"))
-    Draft202012Validator.check_schema(schema)
-    doc = json.loads(data.joinpath("ecosystem.json").read_text(encoding="utf-8"))
-    assert list(Draft202012Validator(schema).iter_errors(doc)) == []
-    eco = load_ecosystem()
-    # uv's auto picks from the driver alone: cu130 on 580, cu129 on 570 (astral-sh/uv#14742)
-    assert eco.uv_auto_pick(parse_driver_version("580.95.05")).name == "cu130"  # type: ignore[union-attr]
-    assert eco.uv_auto_pick(parse_driver_version("570.86.10")).name == "cu129"  # type: ignore[union-attr]
-    assert eco.is_torch_ecosystem("FBGEMM_GPU")
-
-
-def test_ecosystem_table_is_checked_against_nvidias_tables(monkeypatch: pytest.MonkeyPatch) -> None:
-    from cudafit.errors import RuleDataError
-    from cudafit.rules import ecosystem
-
-    real = ecosystem.resources.files
-
-    class Patched:
-        def __init__(self, text: str) -> None:
-            self.text = text
-
-        def joinpath(self, *_a: str) -> Patched:
-            return self
-
-        def read_text(self, encoding: str = "utf-8") -> str:
-            return self.text
-
-    doc = json.loads(real("cudafit.rules").joinpath("data", "ecosystem.json").read_text(encoding="utf-8"))
-    doc["cuda_variants"][0]["lowest_arch"] = "sm_50"  # cu130 cannot target sm_50: toolkits.json says sm_75
-    monkeypatch.setattr(ecosystem.resources, "files", lambda _pkg: Patched(json.dumps(doc)))
-    ecosystem.load_ecosystem.cache_clear()
-    try:
-        with pytest.raises(RuleDataError, match="lowest arch"):
-            ecosystem.load_ecosystem()
-    finally:
-        monkeypatch.undo()
-        ecosystem.load_ecosystem.cache_clear()
-
-
 def test_cuda_pins_from_metadata_cuda12_and_cuda13_styles() -> None:
-    from cudafit.find import _cuda_pins
+    from cudafit.find.candidates import cuda_pins
 
     cu12 = (
         b"Name: torch\nRequires-Dist: filelock\n"
         b'Requires-Dist: nvidia-cuda-runtime-cu12==12.8.90; platform_system == "Linux"\n'
         b'Requires-Dist: nvidia-cudnn-cu12==9.10.2.21; platform_system == "Linux"\n'
     )
-    assert _cuda_pins(cu12) == (("nvidia-cuda-runtime-cu12==12.8.90", "nvidia-cudnn-cu12==9.10.2.21"), "12.8")
+    assert cuda_pins(cu12) == (("nvidia-cuda-runtime-cu12==12.8.90", "nvidia-cudnn-cu12==9.10.2.21"), "12.8")
     cu13 = (
         b"Name: torch\n"
         b'Requires-Dist: cuda-toolkit[cublas,cudart,nvrtc]==13.2.2; platform_system == "Linux"\n'
         b'Requires-Dist: nvidia-cudnn-cu13==9.26.0.51; platform_system == "Linux"\n'
         b'Requires-Dist: triton~=3.9.0; platform_system == "Linux"\n'
     )
-    assert _cuda_pins(cu13) == (("cuda-toolkit[cublas,cudart,nvrtc]==13.2.2", "nvidia-cudnn-cu13==9.26.0.51"), "13.2")
+    assert cuda_pins(cu13) == (("cuda-toolkit[cublas,cudart,nvrtc]==13.2.2", "nvidia-cudnn-cu13==9.26.0.51"), "13.2")
 
 
 def test_platform_tags_expand_like_pip() -> None:
@@ -379,14 +331,14 @@ def _file(version: str, index_url: str) -> Any:
 
 
 def test_a_variant_whose_cuda_cannot_target_the_gpu_is_rejected_unread(tmp_path: Path) -> None:
-    from cudafit.find import _Judge
+    from cudafit.find.judge import CandidateJudge
     from cudafit.model import parse_driver_version
     from cudafit.rules.ecosystem import parse_cuda_variant
     from cudafit.targets.index import IndexClient
     from cudafit.targets.shacache import ShaCache
 
     cu130 = parse_cuda_variant("cu130")
-    judge = _Judge(
+    judge = CandidateJudge(
         [_gpu("GTX 1080 Ti")],
         parse_driver_version("580.95.05"),
         IndexClient(),
@@ -401,7 +353,8 @@ def test_a_variant_whose_cuda_cannot_target_the_gpu_is_rejected_unread(tmp_path:
 
 
 def test_install_lines_and_uv_auto_for_a_pytorch_index_answer() -> None:
-    from cudafit.find import CandidateResult, FindResult, _uv_auto, install_lines
+    from cudafit.find import CandidateResult, FindResult, install_lines
+    from cudafit.find.way_out import uv_auto
     from cudafit.model import parse_driver_version
     from cudafit.rules.ecosystem import parse_cuda_variant
 
@@ -409,7 +362,7 @@ def test_install_lines_and_uv_auto_for_a_pytorch_index_answer() -> None:
     gpus = (_gpu("GTX 1080 Ti"),)
     driver = parse_driver_version("580.95.05")
     answer = CandidateResult(_file("2.7.1+cu126", cu126.index_url + "/"), "cu126", "12.6", "native")
-    uv = _uv_auto("torch", gpus, driver, [answer])
+    uv = uv_auto(gpus, driver, [answer])
     assert uv["variant"] == "cu130" and uv["runs"] is False  # uv#14742: a 1080 Ti on driver 580 gets cu130
     result = FindResult("torch", "torch", gpus, driver, ("cp311",), (), (answer,), answer, (), 1, 1, uv_auto=uv)
     lines = install_lines(result)
@@ -473,12 +426,12 @@ def test_in_member_stop_needs_a_general_list_without_code(
     from tests.builders import entry, fatbin
 
     from cudafit.binary import inspect_bytes
-    from cudafit.find import _general_without_code
+    from cudafit.find.judge import general_without_code
 
     one = fatbin(*(entry(kind, arch) for kind, arch in entries))
     modules = inspect_bytes(one * 16, "x.fatbin").modules
     assert len(modules) == 16
-    found = _general_without_code(modules, [_gpu(GPU)], None)
+    found = general_without_code(modules, [_gpu(GPU)], None)
     assert (found is None) if why is None else (found is not None and found.endswith(why)), found
 
 
@@ -502,7 +455,8 @@ def test_a_dependency_row_is_judged_from_all_its_code_not_its_first_fatbins(tmp_
     from tests.builders import entry, fatbin
     from tests.find_index import make_wheel
 
-    from cudafit.find import _Judge, judge_wheel
+    from cudafit.find import judge_wheel
+    from cudafit.find.judge import CandidateJudge
     from cudafit.targets.index import IndexClient
     from cudafit.targets.shacache import ShaCache
 
@@ -512,7 +466,9 @@ def test_a_dependency_row_is_judged_from_all_its_code_not_its_first_fatbins(tmp_
         client = IndexClient(use_cache=False)
         (file,) = client.project_page(idx.url, "specfirst").files
         whole = judge_wheel(file, [_gpu(GPU)], client=client, use_cache=False)
-        early = _Judge([_gpu(GPU)], None, client, ShaCache(enabled=False), None, str(tmp_path)).judge(file, None)
+        early = CandidateJudge([_gpu(GPU)], None, client, ShaCache(enabled=False), None, str(tmp_path)).judge(
+            file, None
+        )
     assert whole.status == "native", whole.decided_by
     assert all(m.complete for m in whole.members)
     assert early.status == "fails"  # the ranking stop alone would have said so: the case this guards

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from cudafit.cli import main
-from cudafit.model import ComputeCapability, CudaVersion, parse_compute_capability
+from cudafit.model import ComputeCapability, CudaVersion, Gpu, parse_compute_capability
 from cudafit.plan import make_plan, query_nvcc, toolkit_targets_for, toolkits_targeting
 
 ROOT = Path(__file__).parent.parent
@@ -40,7 +40,7 @@ def fake_nvcc_13_0(list_gpu_code_rc: int = 0):  # type: ignore[no-untyped-def]
 
 
 def test_seed_001_mixed_host() -> None:
-    plan = make_plan([("RTX 2080", cc("7.5")), ("RTX 3090", cc("8.6"))], targets=NVCC_13_0, toolkit="nvcc 13.0")
+    plan = make_plan([Gpu("RTX 2080", cc("7.5")), Gpu("RTX 3090", cc("8.6"))], targets=NVCC_13_0, toolkit="nvcc 13.0")
     assert plan.torch_cuda_arch_list == "7.5;8.6+PTX"
     assert plan.cmake_cuda_architectures == "75-real;86"
     assert plan.nvcc_flags == (
@@ -49,7 +49,7 @@ def test_seed_001_mixed_host() -> None:
         "-gencode arch=compute_86,code=compute_86",
     )
     assert plan.problems == ()
-    no_ptx = make_plan([("a", cc("8.6")), ("b", cc("7.5"))], targets=NVCC_13_0, toolkit="t", ptx=False)
+    no_ptx = make_plan([Gpu("a", cc("8.6")), Gpu("b", cc("7.5"))], targets=NVCC_13_0, toolkit="t", ptx=False)
     assert no_ptx.torch_cuda_arch_list == "7.5;8.6"  # the seed's fix: TORCH_CUDA_ARCH_LIST="7.5 8.6"
     assert no_ptx.cmake_cuda_architectures == "75-real;86-real"
     assert "a newer GPU fails with 'no kernel image'" in no_ptx.explanations[-1]
@@ -57,7 +57,7 @@ def test_seed_001_mixed_host() -> None:
 
 
 def test_cluster_list_dedupes_and_sorts() -> None:
-    gpus = [("H100", cc("9.0")), ("A100", cc("8.0")), ("A100 #2", cc("8.0")), ("L4", cc("8.9"))]
+    gpus = [Gpu("H100", cc("9.0")), Gpu("A100", cc("8.0")), Gpu("A100 #2", cc("8.0")), Gpu("L4", cc("8.9"))]
     plan = make_plan(gpus, targets=NVCC_13_0, toolkit="nvcc 13.0")
     assert plan.torch_cuda_arch_list == "8.0;8.9;9.0+PTX"
     assert plan.cmake_cuda_architectures == "80-real;89-real;90"
@@ -66,14 +66,14 @@ def test_cluster_list_dedupes_and_sorts() -> None:
 
 
 def test_unbuildable_targets_are_problems() -> None:
-    plan = make_plan([("GTX 1080 Ti", cc("6.1"))], targets=NVCC_13_0, toolkit="nvcc 13.0")
+    plan = make_plan([Gpu("GTX 1080 Ti", cc("6.1"))], targets=NVCC_13_0, toolkit="nvcc 13.0")
     assert plan.torch_cuda_arch_list == ""
     (problem,) = plan.problems
     assert "nvcc 13.0 cannot build sm_61 for GTX 1080 Ti (6.1)" in problem
     assert "CUDA 12.9" in problem
     assert "cudafit plan --cuda 12.9" in problem
     label, targets = toolkit_targets_for(CudaVersion(12, 6))
-    ok = make_plan([("GTX 1080 Ti", cc("6.1"))], targets=targets, toolkit=label)
+    ok = make_plan([Gpu("GTX 1080 Ti", cc("6.1"))], targets=targets, toolkit=label)
     assert ok.problems == ()
     assert ok.torch_cuda_arch_list == "6.1+PTX"
     assert toolkits_targeting("sm_61")[-1] == CudaVersion(12, 9)
@@ -82,9 +82,9 @@ def test_unbuildable_targets_are_problems() -> None:
 
 def test_arch_specific_only_when_asked() -> None:
     _label, targets = toolkit_targets_for(CudaVersion(13, 0))
-    plain = make_plan([("H100", cc("9.0"))], targets=targets, toolkit="13.0")
+    plain = make_plan([Gpu("H100", cc("9.0"))], targets=targets, toolkit="13.0")
     assert "a" not in plain.torch_cuda_arch_list
-    spec = make_plan([("H100", cc("9.0"))], targets=targets, toolkit="13.0", arch_specific="a")
+    spec = make_plan([Gpu("H100", cc("9.0"))], targets=targets, toolkit="13.0", arch_specific="a")
     assert spec.nvcc_flags == (
         "-gencode arch=compute_90a,code=sm_90a",
         "-gencode arch=compute_90,code=compute_90",
@@ -93,14 +93,14 @@ def test_arch_specific_only_when_asked() -> None:
     assert spec.cmake_cuda_architectures == "90a-real;90-virtual"
     assert any("runs on exactly 9.0" in x for x in spec.explanations)
     # nvcc 13.0's list has no a-variants (nvcc --list-gpu-code omits them): plain code, and it says so.
-    listed_only = make_plan([("H100", cc("9.0"))], targets=NVCC_13_0, toolkit="13.0", arch_specific=True)
+    listed_only = make_plan([Gpu("H100", cc("9.0"))], targets=NVCC_13_0, toolkit="13.0", arch_specific=True)
     assert listed_only.torch_cuda_arch_list == "9.0+PTX"
     assert any("no 'a' targets" in x for x in listed_only.explanations)
 
 
 def test_family_targets_cover_the_family() -> None:
     _label, targets = toolkit_targets_for(CudaVersion(13, 0))
-    gpus = [("B200", cc("10.0")), ("B300", cc("10.3")), ("H100", cc("9.0"))]
+    gpus = [Gpu("B200", cc("10.0")), Gpu("B300", cc("10.3")), Gpu("H100", cc("9.0"))]
     plan = make_plan(gpus, targets=targets, toolkit="13.0", arch_specific="f")
     assert plan.nvcc_flags == (
         "-gencode arch=compute_90,code=sm_90",  # there is no sm_90f

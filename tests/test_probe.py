@@ -19,7 +19,8 @@ from cudafit.probe.backends import probe_cuda_driver, probe_nvidia_smi, probe_nv
 from cudafit.probe.fake import NVMLError, NVMLError_LibraryNotFound, RecordedNvml
 from cudafit.probe.inventory import GpuDevice
 from cudafit.probe.ordering import assign_cuda_indices
-from cudafit.probe.toolchains import find_nvcc, read_torch_version
+from cudafit.probe.toolchains import find_nvcc
+from cudafit.targets.runtime import read_torch_version
 
 FAKES = Path(__file__).parent / "fakes"
 HOSTS = json.loads((FAKES / "nvml_hosts.json").read_text())

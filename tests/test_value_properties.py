@@ -128,7 +128,7 @@ _ITEM = st.fixed_dictionaries(
 @example({"install": [{"metadata": {"name": "Torch", "version": "2.8.0"}, "download_info": {"url": "https://x/t.whl"}}]})
 def test_pip_install_report_of_any_shape_yields_typed_rows_never_raises(doc: Any) -> None:
     """pip's installation report is outside input: any shape gives rows of strings, or none, never an error."""
-    from cudafit.targets.deps import _iter_report
+    from cudafit.find.deps import _iter_report
 
     for dep in _iter_report(doc):
         assert isinstance(dep.name, str) and dep.name

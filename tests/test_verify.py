@@ -418,6 +418,11 @@ def _replay_doc(tmp_path: Path, **fields: Any) -> Path:
         ({"driver": None}, "no-driver", "no NVIDIA driver"),
         ({"init_error": "CUDA_ERROR_NO_DEVICE"}, "no-gpu", "no CUDA GPU"),
         ({"devices": []}, "no-gpu", "no CUDA GPU"),
+        (
+            {"devices": [{"ordinal": 0, "name": "H100", "compute_capability": "x.y"}]},
+            "driver-error",
+            "listed a device it could not describe",
+        ),
     ],
 )
 def test_no_driver_and_no_gpu(

@@ -475,3 +475,25 @@ def test_kernels_listing_orders_holes_across_packages(tmp_path: Path) -> None:
     holes = p.stdout.split("Kernels without code for the GPU")[1].split("Code for other GPUs")[0]
     assert holes.index("multi 1.0") < holes.index("roles 1.0")  # fails on 6.1 for both; multi sorts first
     assert "fails on 6.1; partial on 9.0" in holes  # roles: the table's words per GPU
+
+
+def test_prefixed_stream_gives_back_the_sniffed_bytes_in_any_read_size() -> None:
+    """Image layers and remote wheels sniff a member's first 64 bytes, then hand the reader one stream that
+    starts at byte 0 again: read in chunks, read whole (the image copy returned only the head on read(-1))
+    and read into a buffer, the bytes are the member's."""
+    import io
+
+    from cudafit.targets.wheel_members import PrefixedStream
+
+    data = bytes(range(256)) * 3
+    chunks = []
+    stream = PrefixedStream(data[:64], io.BytesIO(data[64:]))
+    while chunk := stream.read(50):
+        chunks.append(chunk)
+    assert b"".join(chunks) == data and [len(c) for c in chunks[:3]] == [50, 14, 50]
+    assert PrefixedStream(data[:64], io.BytesIO(data[64:])).read() == data
+    assert PrefixedStream(data[:64], io.BytesIO(data[64:])).read(None) == data
+    buf = bytearray(100)
+    stream = PrefixedStream(data[:64], io.BytesIO(data[64:]))
+    assert stream.readinto(buf) == 64 and bytes(buf[:64]) == data[:64]
+    assert stream.readinto(buf) == 100 and bytes(buf) == data[64:164]

@@ -27,12 +27,16 @@ import os
 import signal
 import sys
 import time
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cudafit.model import JsonDict
+    from cudafit.verify.driver import CtypesDriver, ReplayDriver
 
 __all__ = ["main"]
 
 
-def _emit(out: IO[str], obj: dict[str, Any]) -> None:
+def _emit(out: IO[str], obj: JsonDict) -> None:
     out.write(json.dumps(obj) + "\n")
     out.flush()
 
@@ -49,7 +53,7 @@ def _read(path: str, offset: int, size: int, files: dict[str, int]) -> bytes:
     return data
 
 
-def _serve(driver: Any, out: IO[str], requests: IO[str]) -> None:
+def _serve(driver: CtypesDriver | ReplayDriver, out: IO[str], requests: IO[str]) -> None:
     files: dict[str, int] = {}
     try:
         for line in requests:

@@ -11,8 +11,9 @@ import enum
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING
 
+from cudafit.model import JsonDict
 from cudafit.rules.status import PACKAGE_STATUSES, Status
 
 if TYPE_CHECKING:
@@ -23,16 +24,12 @@ __all__ = [
     "Action",
     "ActionKind",
     "Advice",
-    "JsonDict",
     "ModuleGap",
     "action_rank",
     "group_actions",
     "inside_site",
     "modules_without_code",
 ]
-
-#: A JSON document or object as the reports write it (``cudafit.check/1`` ...): its shape is the schema's.
-JsonDict: TypeAlias = dict[str, Any]
 
 
 class ActionKind(str, enum.Enum):

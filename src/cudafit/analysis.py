@@ -17,14 +17,13 @@ from cudafit.actions import (
     Action,
     ActionKind,
     Advice,
-    JsonDict,
     ModuleGap,
     group_actions,
     inside_site,
     modules_without_code,
 )
 from cudafit.binary.facts import BinaryFacts, EntryKind, arch_sort_key
-from cudafit.model import ComputeCapability, CudaVersion, DriverVersion, Gpu
+from cudafit.model import ComputeCapability, CudaVersion, DriverVersion, Gpu, JsonDict
 from cudafit.probe.inventory import Inventory, Toolchain
 from cudafit.rules.compilers import RuntimeCompiler, RuntimeJudgement
 from cudafit.rules.engine import PackageVerdict, PreparedFile

@@ -14,14 +14,20 @@ import dataclasses
 import functools
 import os
 import re
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cudafit.binary.facts import BinaryFacts
-from cudafit.model import ComputeCapability, CudaVersion, PtxIsaVersion
+from cudafit.model import ComputeCapability, CudaVersion, Gpu, PtxIsaVersion
 from cudafit.plan import ArchTarget, format_arch_targets
 from cudafit.rules import tables
+from cudafit.rules.ecosystem import CudaVariant, load_ecosystem, normalize_project
+
+if TYPE_CHECKING:
+    from cudafit.probe.inventory import Toolchain
+    from cudafit.rules.engine import PackageVerdict
 
 __all__ = [
     "CMAKE",
@@ -40,15 +46,6 @@ __all__ = [
     "sdist_published",
 ]
 
-PYTORCH_INDEX = "https://download.pytorch.org/whl/"
-#: PyTorch's per-CUDA indexes for current releases (https://pytorch.org/get-started/locally/).
-_PYTORCH_INDEXES = (CudaVersion(12, 6), CudaVersion(12, 8), CudaVersion(13, 0))
-#: Distributions published on those indexes beside torch (install docs of FBGEMM, TorchRec, xformers).
-_ON_PYTORCH_INDEX = frozenset(
-    {"torch", "torchvision", "torchaudio", "fbgemm-gpu", "fbgemm-gpu-genai", "torchrec", "xformers"}
-)
-# Distributions only NVIDIA or the framework can rebuild: never suggest a source build for them.
-_BINARY_ONLY = frozenset({"torch", "pytorch", "triton", "pytorch-triton", "tensorrt", "tensorrt-cu12", "tensorrt-cu13"})
 _NO_CODE = frozenset(
     {
         "no-compatible-code",
@@ -133,7 +130,7 @@ _TORCH_LIBS = re.compile(r"^lib(?:c10|c10_cuda|torch|torch_cuda|torch_cpu|torch_
 def build_switch_of(package: str, files: Iterable[BinaryFacts]) -> BuildSwitch:
     """The switch a rebuild of ``package`` must set: its own (:data:`OWN_SWITCHES`), PyTorch's when its
     binaries are PyTorch extensions (they link libc10/libtorch), else CMake's."""
-    name = _normalise(package)
+    name = normalize_project(package)
     for key, switch in OWN_SWITCHES.items():
         if name == key or (key.endswith("*") and name.startswith(key[:-1])):
             return switch
@@ -153,7 +150,7 @@ def sdist_published(package: str, version: str) -> bool | None:
 
     from cudafit.targets.cache import cache_dir
 
-    key = f"{_normalise(package)}=={version}"
+    key = f"{normalize_project(package)}=={version}"
     path = os.path.join(cache_dir(), "pypi-sdists.json")
     try:
         with open(path, encoding="utf-8") as fh:
@@ -164,7 +161,7 @@ def sdist_published(package: str, version: str) -> bool | None:
         return bool(known[key])
     if os.environ.get("CUDAFIT_OFFLINE") == "1":
         return None
-    url = f"https://pypi.org/pypi/{_normalise(package)}/{version}/json"
+    url = f"https://pypi.org/pypi/{normalize_project(package)}/{version}/json"
     try:
         with urllib.request.urlopen(url, timeout=5) as resp:
             doc = json.load(resp)
@@ -192,25 +189,18 @@ class CudaMajor:
     evidence: str
 
 
-def _normalise(name: str) -> str:
-    """PEP 503 name normalisation: ``fbgemm_gpu`` and ``fbgemm-gpu`` are one distribution."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def _iter_units(facts: Iterable[BinaryFacts]) -> Iterable[BinaryFacts]:
     for f in facts:
         yield f
         yield from _iter_units(f.members)
 
 
-_PTX_VERSIONS: dict[int, tuple[Any, tuple[int, int] | None]] = {}
+_PTX_VERSIONS: dict[int, tuple[weakref.ref[BinaryFacts], tuple[int, int] | None]] = {}
 
 
 def _max_ptx_version(unit: BinaryFacts) -> tuple[int, int] | None:
     """The newest PTX ISA (as a code version) in a file, remembered per facts object (weakly: nothing is kept
     alive): a fleet asks for the same package's toolkit once per class."""
-    import weakref
-
     hit = _PTX_VERSIONS.get(id(unit))
     if hit is not None and hit[0]() is unit:
         return hit[1]
@@ -251,15 +241,15 @@ def _toolkits(major: int | None = None) -> list[CudaVersion]:
 
 
 @functools.lru_cache(maxsize=64)
-def _targets(cuda: CudaVersion) -> frozenset[str]:
-    """Cached: a fix for one package asks it for every toolkit, every GPU (it was most of a verdict's time)."""
+def _toolkit_sms(cuda: CudaVersion) -> frozenset[str]:
+    """The ``sm_XY`` names a toolkit builds real code for; cached: a fix asks it for every toolkit and GPU."""
     return frozenset(str(a) for a in tables.load_tables().targets[cuda])
 
 
 def _toolkits_targeting(ccs: Iterable[ComputeCapability], major: int | None = None) -> list[CudaVersion]:
     """Toolkits in the table (of ``major`` if given) whose nvcc builds real code for every one of ``ccs``."""
     sms = {f"sm_{cc.arch_number}" for cc in ccs}
-    return [k for k in _toolkits(major) if sms <= _targets(k)]
+    return [k for k in _toolkits(major) if sms <= _toolkit_sms(k)]
 
 
 def can_target(major: int | None, cc: ComputeCapability) -> bool:
@@ -294,34 +284,66 @@ def min_driver_for_ptx_isa(isa: PtxIsaVersion) -> tuple[CudaVersion, str] | None
     return None
 
 
-def _pytorch_indexes(cc: ComputeCapability, major: int | None, *, oldest_first: bool) -> list[str]:
-    """PyTorch's CUDA indexes whose toolkit can build for ``cc`` (of ``major`` if given)."""
+def _pytorch_indexes(cc: ComputeCapability, major: int | None, *, oldest_first: bool) -> list[CudaVariant]:
+    """The current PyTorch release's CUDA variants whose toolkit can build for ``cc`` (of ``major`` if given)."""
     sm = f"sm_{cc.arch_number}"
     found = [
-        f"cu{k.major}{k.minor}" for k in _PYTORCH_INDEXES if (major is None or k.major == major) and sm in _targets(k)
+        v
+        for v in load_ecosystem().current_variants
+        if (major is None or v.cuda.major == major) and sm in _toolkit_sms(v.cuda)
     ]
     return found if oldest_first else found[::-1]
 
 
 def _index_hint(package: str, cc: ComputeCapability, major: int | None, *, oldest_first: bool) -> str:
-    """``--index-url ...`` for packages PyTorch publishes per CUDA version, else how to add one."""
-    if _normalise(package) in _ON_PYTORCH_INDEX:
-        names = _pytorch_indexes(cc, major, oldest_first=oldest_first)
-        if names:
-            more = f" (or {', '.join(names[1:])})" if len(names) > 1 else ""
-            return f" --index-url {PYTORCH_INDEX}{names[0]}{more}"
+    """``--index-url ...`` for packages installed from PyTorch's per-CUDA indexes, else how to add one."""
+    if load_ecosystem().is_on_pytorch_index(package):
+        variants = _pytorch_indexes(cc, major, oldest_first=oldest_first)
+        if variants:
+            more = f" (or {', '.join(v.name for v in variants[1:])})" if len(variants) > 1 else ""
+            return f" --index-url {variants[0].index_url}{more}"
     if major is None:
         return " (add --index-url for per-CUDA indexes)"
     return f" (add --index-url of an index with CUDA {major}.x builds)"
 
 
+_Ccs = list[ComputeCapability]
+
+
+@dataclass(frozen=True)
+class _Case:
+    """One cell to fix (a package on a GPU) and what every fix for it must respect, passed as one value
+    rather than threaded as eight arguments: the other GPUs a rebuild keeps, their statuses today, the
+    package's CUDA major (``None``: unknown) and the switch its build reads."""
+
+    package: str
+    version: str | None
+    gpu: Gpu
+    verdict: PackageVerdict
+    all_gpus: Sequence[Gpu]
+    distribution: bool
+    major: int | None
+    statuses: Sequence[str] | None
+    switch: BuildSwitch
+
+    @property
+    def cc(self) -> ComputeCapability:
+        return self.gpu.compute_capability
+
+    @property
+    def vendor(self) -> bool:
+        """Only NVIDIA or the framework builds it: never a source build."""
+        name = normalize_project(self.package)
+        return name.startswith("nvidia-") or load_ecosystem().is_binary_only(name)
+
+
 def fixes_for(
     package: str,
     version: str | None,
-    gpu: Any,
-    verdict: Any,
+    gpu: Gpu,
+    verdict: PackageVerdict,
     *,
-    all_gpus: Sequence[Any],
+    all_gpus: Sequence[Gpu],
     distribution: bool = True,
     cuda: CudaMajor | None = None,
     statuses: Sequence[str] | None = None,
@@ -335,119 +357,129 @@ def fixes_for(
     run today); ``path`` where its files are (for the command that lists its kernels).
     """
     status = verdict.status.value
-    codes = {r.code for r in verdict.reasons}
-    cc: ComputeCapability = gpu.compute_capability
+    cc = gpu.compute_capability
     out: list[Fix] = []
     wrong = _wrong_platform(path, cc)
     if wrong:  # said first: nothing else matters if the wheel cannot be installed there
         out.append(Fix("platform", package, wrong, cc))
-    if status in ("fails", "partial"):
-        floor = next((r.data for r in verdict.reasons if r.code == "driver-too-old-for-runtime" and r.data), None)
-        if floor is not None and floor.driver_floor is not None:
-            # The runtime cannot start: nothing else matters on this driver, and an arch fix computed under it
-            # would change with the driver alone.  One fix (with the JIT's own floor when PTX needs a newer one).
-            isas = [m.needs_ptx_isa for f in verdict.files for m in f.modules if m.needs_ptx_isa is not None]
-            jit = min_driver_for_ptx_isa(max(isas)) if isas else None
-            if jit is not None and int(jit[1].split(".")[0]) >= floor.driver_floor:
-                text = (
-                    f"upgrade the NVIDIA driver to >= {jit[1]} (this package's CUDA {floor.cuda_major} runtime needs "
-                    f"the {floor.driver_floor} branch, its PTX ISA {max(isas)} that driver's JIT), or install a "
-                    "build for an older CUDA major"
-                )
-                return [*out, Fix("driver", package, text, cc, cuda_major=floor.cuda_major, driver=jit[1])]
-            text = (
-                f"upgrade the NVIDIA driver to the {floor.driver_floor} branch or newer (this package's CUDA "
-                f"{floor.cuda_major} runtime needs it), or install a build for an older CUDA major"
-            )
-            return [*out, Fix("driver", package, text, cc, cuda_major=floor.cuda_major, driver=str(floor.driver_floor))]
-        if "ptx-isa-too-new-for-driver" in codes:
-            isas = [m.needs_ptx_isa for f in verdict.files for m in f.modules if m.needs_ptx_isa is not None]
-            needed = max(isas) if isas else None
-            found = min_driver_for_ptx_isa(needed) if needed else None
-            if found:
-                cuda_v, drv = found
-                text = f"upgrade the NVIDIA driver to >= {drv} (CUDA {cuda_v}), whose JIT accepts PTX ISA {needed}"
-                out.append(Fix("driver", package, text, cc, driver=drv))
-        if "jit-disabled" in codes:
-            out.append(
-                Fix("jit-disabled", package, "unset CUDA_DISABLE_PTX_JIT: this package has only PTX for this GPU")
-            )
-        if "library-loaded-all-holes" in codes:  # why it fails, before what would fix it
-            why = next(r.message for r in verdict.reasons if r.code == "library-loaded-all-holes")
-            out.append(
-                Fix(
-                    "gap", package, f"{why}: the first operation that needs them fails (add --kernels to name them all)"
-                )
-            )
-        if codes & _NO_CODE or not out:  # every failing cell gets a fix, whatever its reasons' codes
-            out += _no_code_fixes(
-                package, version, gpu, verdict, all_gpus, distribution, cuda, statuses, switch or TORCH_EXTENSION
-            )
-    elif status == "jit":
+    if status == "jit":
         text = (
             f"runs by PTX JIT on {cc}: the first launch compiles (cached in ~/.nv/ComputeCache), and kernels "
             f"that check __CUDA_ARCH__ take the lower arch's path; a build with sm_{cc.arch_number} avoids both"
         )
         out.append(Fix("jit-cost", package, text, cc, arch=f"sm_{cc.arch_number}"))
+    if status not in ("fails", "partial"):
+        return out
+    floor = _runtime_floor_fix(package, cc, verdict)
+    if floor is not None:
+        # The runtime cannot start: nothing else matters on this driver, and an arch fix computed under it
+        # would change with the driver alone.
+        return [*out, floor]
+    out += _reason_fixes(package, cc, verdict)
+    if {r.code for r in verdict.reasons} & _NO_CODE or not out:  # every failing cell gets a fix, whatever its codes
+        major = cuda.major if cuda is not None else None
+        case = _Case(package, version, gpu, verdict, all_gpus, distribution, major, statuses, switch or TORCH_EXTENSION)
+        out += _no_code_fixes(case)
     return out
 
 
-def _no_code_fixes(
-    package: str,
-    version: str | None,
-    gpu: Any,
-    verdict: Any,
-    all_gpus: Sequence[Any],
-    distribution: bool,
-    cuda: CudaMajor | None,
-    statuses: Sequence[str] | None,
-    switch: BuildSwitch,
-) -> list[Fix]:
-    """Some or all of the package's code has nothing for ``gpu``: the builds and rebuilds that would."""
-    cc: ComputeCapability = gpu.compute_capability
-    name = _normalise(package)
-    vendor = name.startswith("nvidia-") or name in _BINARY_ONLY
-    major = cuda.major if cuda is not None else None
-    status = verdict.status.value
-    if not can_target(major, cc):
-        return _untargetable(package, cc, major, vendor=vendor, distribution=distribution)
-    if status == "partial":
-        c = verdict.counts
-        holes = [r.data for r in verdict.reasons if r.code == "hole-file-without-code" and r.data and r.data.path]
-        if holes and all(h.library for h in holes):  # the gap is in a bundled NVIDIA library, not in the package
-            libs = ", ".join(dict.fromkeys(f"{h.library} ({h.path})" for h in holes))
-            text = (
-                f"the NVIDIA library {package} bundles, {libs}, has no code for {cc}: what {package} does with it "
-                f"fails here, and rebuilding {package} does not change it; find the build of {package} that bundles "
-                f"one with sm_{cc.arch_number} code: cudafit find '{package}' --gpu {cc}"
-            )
-            library = ", ".join(dict.fromkeys(str(h.library) for h in holes))
-            return [Fix("bundled-library", package, text, cc, arch=f"sm_{cc.arch_number}", library=library)]
-        files = [h.path for h in holes if h.path]
-        within = f" (all of {', '.join(files)})" if files else ""
+def _needed_ptx_isa(verdict: PackageVerdict) -> PtxIsaVersion | None:
+    """The newest PTX ISA the package's modules need the driver's JIT to accept."""
+    isas = [m.needs_ptx_isa for f in verdict.files for m in f.modules if m.needs_ptx_isa is not None]
+    return max(isas) if isas else None
+
+
+def _runtime_floor_fix(package: str, cc: ComputeCapability, verdict: PackageVerdict) -> Fix | None:
+    """The driver fix when the package's CUDA runtime cannot start on this driver (with the JIT's own floor
+    when its PTX needs a newer one), or ``None``."""
+    floor = next((r.data for r in verdict.reasons if r.code == "driver-too-old-for-runtime" and r.data), None)
+    if floor is None or floor.driver_floor is None:
+        return None
+    isa = _needed_ptx_isa(verdict)
+    jit = min_driver_for_ptx_isa(isa) if isa is not None else None
+    if jit is not None and int(jit[1].split(".")[0]) >= floor.driver_floor:
         text = (
-            f"{c.fails} module(s) of {package} have no code for {cc}{within}: the operations that launch their "
-            f"kernels fail with 'no kernel image' on this GPU; add --kernels to this command to name them"
+            f"upgrade the NVIDIA driver to >= {jit[1]} (this package's CUDA {floor.cuda_major} runtime needs "
+            f"the {floor.driver_floor} branch, its PTX ISA {isa} that driver's JIT), or install a "
+            "build for an older CUDA major"
         )
-        out = [Fix("gap", package, text, cc, arch=f"sm_{cc.arch_number}")]
-        if vendor:
-            return out  # a vendor/framework binary: nothing to rebuild, but the gap is real
-        if distribution:
-            out.append(_rebuild(package, version, gpu, all_gpus, major, statuses, switch))
-        return out
+        return Fix("driver", package, text, cc, cuda_major=floor.cuda_major, driver=jit[1])
+    text = (
+        f"upgrade the NVIDIA driver to the {floor.driver_floor} branch or newer (this package's CUDA "
+        f"{floor.cuda_major} runtime needs it), or install a build for an older CUDA major"
+    )
+    return Fix("driver", package, text, cc, cuda_major=floor.cuda_major, driver=str(floor.driver_floor))
+
+
+def _reason_fixes(package: str, cc: ComputeCapability, verdict: PackageVerdict) -> list[Fix]:
+    """Fixes named by the verdict's reasons: a driver whose JIT accepts the PTX, PTX JIT left enabled, and
+    why library-loaded code fails (said before what would fix it)."""
+    codes = {r.code for r in verdict.reasons}
+    out: list[Fix] = []
+    if "ptx-isa-too-new-for-driver" in codes:
+        needed = _needed_ptx_isa(verdict)
+        found = min_driver_for_ptx_isa(needed) if needed else None
+        if found:
+            cuda_v, drv = found
+            text = f"upgrade the NVIDIA driver to >= {drv} (CUDA {cuda_v}), whose JIT accepts PTX ISA {needed}"
+            out.append(Fix("driver", package, text, cc, driver=drv))
+    if "jit-disabled" in codes:
+        out.append(Fix("jit-disabled", package, "unset CUDA_DISABLE_PTX_JIT: this package has only PTX for this GPU"))
+    if "library-loaded-all-holes" in codes:
+        why = next(r.message for r in verdict.reasons if r.code == "library-loaded-all-holes")
+        text = f"{why}: the first operation that needs them fails (add --kernels to name them all)"
+        out.append(Fix("gap", package, text))
+    return out
+
+
+def _no_code_fixes(case: _Case) -> list[Fix]:
+    """Some or all of the package's code has nothing for the GPU: the builds and rebuilds that would."""
+    package, cc = case.package, case.cc
+    if not can_target(case.major, cc):
+        return _untargetable(package, cc, case.major, vendor=case.vendor, distribution=case.distribution)
+    if case.verdict.status.value == "partial":
+        return _partial_fixes(case)
     sm = f"sm_{cc.arch_number}"
     hint = _index_hint(package, cc, None, oldest_first=False)
-    if name in _BINARY_ONLY or name.startswith("nvidia-"):
+    if case.vendor:
         text = f"install a build of {package} that carries {sm} code: cudafit find '{package}' --gpu {cc}"
         return [Fix("find-build", package, text, cc, arch=sm, index=hint.strip() or None)]
-    if not distribution:
-        return [_rebuild(package, version, gpu, all_gpus, major, statuses, switch, loose=True)]
+    if not case.distribution:
+        return [_rebuild(case, loose=True)]
     text = f"find the build of {package} that carries {sm} code: cudafit find '{package}' --gpu {cc}"
-    rebuild = _rebuild(package, version, gpu, all_gpus, major, statuses, switch)
     return [
         Fix("find-build", package, text, cc, arch=sm, index=hint.strip() or None),
-        dataclasses.replace(rebuild, alternative=True),
+        dataclasses.replace(_rebuild(case), alternative=True),
     ]
+
+
+def _partial_fixes(case: _Case) -> list[Fix]:
+    """Some modules have no code for the GPU: the gap (in the package or in an NVIDIA library it bundles)
+    and, for a distribution that can be rebuilt, the rebuild."""
+    package, cc = case.package, case.cc
+    reasons = case.verdict.reasons
+    holes = [r.data for r in reasons if r.code == "hole-file-without-code" and r.data and r.data.path]
+    if holes and all(h.library for h in holes):  # the gap is in a bundled NVIDIA library, not in the package
+        libs = ", ".join(dict.fromkeys(f"{h.library} ({h.path})" for h in holes))
+        text = (
+            f"the NVIDIA library {package} bundles, {libs}, has no code for {cc}: what {package} does with it "
+            f"fails here, and rebuilding {package} does not change it; find the build of {package} that bundles "
+            f"one with sm_{cc.arch_number} code: cudafit find '{package}' --gpu {cc}"
+        )
+        library = ", ".join(dict.fromkeys(str(h.library) for h in holes))
+        return [Fix("bundled-library", package, text, cc, arch=f"sm_{cc.arch_number}", library=library)]
+    files = [h.path for h in holes if h.path]
+    within = f" (all of {', '.join(files)})" if files else ""
+    text = (
+        f"{case.verdict.counts.fails} module(s) of {package} have no code for {cc}{within}: the operations that "
+        f"launch their kernels fail with 'no kernel image' on this GPU; add --kernels to this command to name them"
+    )
+    out = [Fix("gap", package, text, cc, arch=f"sm_{cc.arch_number}")]
+    if case.vendor:
+        return out  # a vendor/framework binary: nothing to rebuild, but the gap is real
+    if case.distribution:
+        out.append(_rebuild(case))
+    return out
 
 
 _WHEEL_PLATFORM = re.compile(
@@ -485,7 +517,7 @@ def _untargetable(
     out = [Fix("untargetable", package, text, cc, cuda_major=older)]
     if not distribution:
         return out
-    if vendor and _normalise(package) not in _ON_PYTORCH_INDEX:
+    if vendor and not load_ecosystem().is_on_pytorch_index(package):
         return out  # NVIDIA's libraries come with the framework's CUDA build: the framework's line says which
     hint = _index_hint(package, cc, older, oldest_first=True)
     text = f"find a CUDA {older}.x build of {package} that runs here: cudafit find '{package}' --gpu {cc}"
@@ -493,46 +525,44 @@ def _untargetable(
     return out
 
 
-def _rebuild(
-    package: str,
-    version: str | None,
-    gpu: Any,
-    all_gpus: Sequence[Any],
-    major: int | None,
-    statuses: Sequence[str] | None,
-    switch: BuildSwitch,
-    *,
-    loose: bool = False,
-) -> Fix:
-    """The source build that adds ``gpu`` and keeps every other GPU that this toolkit major can target.
+def _rebuild_gpus(
+    case: _Case,
+) -> tuple[int | None, list[ComputeCapability], list[ComputeCapability], list[ComputeCapability]]:
+    """(the CUDA major assumed, GPUs the rebuild builds for, those that run today besides this one, those no
+    toolkit of the major can target)."""
+    cc = case.cc
+    assumed = case.major
+    if assumed is None and not _toolkits_targeting([g.compute_capability for g in case.all_gpus]):
+        assumed = _newest_major_for(cc)  # no one toolkit builds for all of them: the newest that builds for this GPU
+    kept: _Ccs = []
+    left_out: _Ccs = []
+    runs: _Ccs = []
+    for i, g in enumerate(case.all_gpus):
+        other = g.compute_capability
+        if can_target(assumed, other):
+            kept.append(other)
+            if other != cc and case.statuses is not None and case.statuses[i] in ("native", "jit"):
+                runs.append(other)
+        else:
+            left_out.append(other)
+    return assumed, sorted(set(kept)), sorted(set(runs) - {cc}), sorted(set(left_out))
+
+
+def _rebuild(case: _Case, *, loose: bool = False) -> Fix:
+    """The source build that adds the GPU and keeps every other GPU that this toolkit major can target.
 
     A rebuild replaces the installed build, so GPUs that run it today stay in the list (seed 001:
     ``7.5;8.6`` on a 2080 + 3090 host); GPUs no toolkit of the major can target are left out and named.
     """
-    cc: ComputeCapability = gpu.compute_capability
-    assumed = major
-    if assumed is None and not _toolkits_targeting([g.compute_capability for g in all_gpus]):
-        assumed = _newest_major_for(cc)  # no one toolkit builds for all of them: the newest that builds for this GPU
-    kept: list[ComputeCapability] = []
-    left_out: list[ComputeCapability] = []
-    runs: list[ComputeCapability] = []
-    for i, g in enumerate(all_gpus):
-        other: ComputeCapability = g.compute_capability
-        if can_target(assumed, other):
-            kept.append(other)
-            if other != cc and statuses is not None and statuses[i] in ("native", "jit"):
-                runs.append(other)
-        else:
-            left_out.append(other)
-    kept = sorted(set(kept))
-    runs = sorted(set(runs) - {cc})
+    package, version, cc, major = case.package, case.version, case.cc, case.major
+    assumed, kept, runs, left_out = _rebuild_gpus(case)
     adds = [k for k in kept if k not in runs]
     notes = [f"adds {', '.join(map(str, adds))}"]
     if runs:
         notes[0] += f" and keeps {', '.join(map(str, runs))}, which {'runs' if len(runs) == 1 else 'run'} today"
     if left_out:
         who = f"CUDA {assumed}" if assumed is not None else "no one CUDA toolkit"
-        notes.append(f"{who} cannot target {', '.join(map(str, sorted(set(left_out))))}")
+        notes.append(f"{who} cannot target {', '.join(map(str, left_out))}")
     toolkit, plan_cuda = _toolkit_phrase(kept, major)
     plan = "cudafit plan" + (f" --cuda {plan_cuda}" if plan_cuda else "") + "".join(f" --gpu {k}" for k in kept)
     notes.append(f"plan: {plan}")
@@ -542,8 +572,8 @@ def _rebuild(
         text = f"rebuild the binaries in {package}{toolkit} for these GPUs: nvcc {gencode} ({'; '.join(notes)})"
         return Fix("rebuild-loose", package, text, cc, arch=arch, cuda_major=major, value=gencode)
     spec = f"{package}=={version}" if version else package
-    value = switch.value(kept)
-    setting = f'{switch.variable}="{value}"'
+    value = case.switch.value(kept)
+    setting = f'{case.switch.variable}="{value}"'
     sdist = sdist_published(package, version) if version else None
     if sdist is False:  # pip's --no-binary would fail: nothing to build from on the index
         text = (
@@ -556,7 +586,7 @@ def _rebuild(
             f"rebuild {package}{toolkit} for these GPUs: {setting} pip install "
             f"--no-binary {package} --no-build-isolation '{spec}' ({'; '.join(notes)}{unknown})"
         )
-    return Fix("rebuild", package, text, cc, arch=arch, cuda_major=major, switch=switch.variable, value=value)
+    return Fix("rebuild", package, text, cc, arch=arch, cuda_major=major, switch=case.switch.variable, value=value)
 
 
 def _toolkit_phrase(ccs: Sequence[ComputeCapability], major: int | None) -> tuple[str, CudaVersion | None]:
@@ -573,15 +603,14 @@ def _toolkit_phrase(ccs: Sequence[ComputeCapability], major: int | None) -> tupl
     return f" with CUDA >= {lo}", lo
 
 
-def runtime_compile_fixes(runtime_compiled: str | None, gpu: Any, toolchains: Sequence[Any]) -> list[str]:
+def runtime_compile_fixes(runtime_compiled: str | None, gpu: Gpu, toolchains: Sequence[Toolchain]) -> list[str]:
     """Packages that compile device code at run time need a compiler that knows the GPU's arch.
 
     Triton compiles with its bundled ptxas (``TRITON_PTXAS_PATH`` overrides it); JIT libraries such as
     flashinfer call nvcc.  A toolchain's targets come from ``nvcc --list-gpu-code`` or, for a ptxas,
     from its version and the toolkit table (fatbin_spec.md §E.7).
     """
-    cc: ComputeCapability = gpu.compute_capability
-    sm = f"sm_{cc.arch_number}"
+    sm = f"sm_{gpu.compute_capability.arch_number}"
     by_name = {t.name: t for t in toolchains}
     nvcc = by_name.get("nvcc")
     out: list[str] = []

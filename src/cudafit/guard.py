@@ -35,7 +35,21 @@ from cudafit.errors import CudafitError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from typing import Any
+    from types import ModuleType
+    from typing import Protocol, TypeAlias
+
+    from cudafit.model import Gpu
+
+    class _TorchDevice(Protocol):
+        """``torch.device("cuda:1")``: what the guard reads of one."""
+
+        @property
+        def index(self) -> int | None: ...
+
+    #: A compute capability as callers write it: ``"7.5"``, ``"sm_75"``, ``(7, 5)`` or the value itself.
+    Minimum: TypeAlias = str | tuple[int, int] | ComputeCapability
+    #: The device meant: ``None`` (the one the work runs on), a CUDA ordinal, ``"cuda:1"`` or a ``torch.device``.
+    Device: TypeAlias = int | str | _TorchDevice | None
 
 __all__ = [
     "UNKNOWN",
@@ -107,6 +121,13 @@ class DeviceInfo(FrozenValue):
     ) -> None:
         self._assign(cuda_index, name, compute_capability, max_shared_memory_per_block_optin)
 
+    @property
+    def gpu(self) -> Gpu:
+        """The GPU the verdict engine judges (imported here, not at module level: the import budget)."""
+        from cudafit.model import Gpu
+
+        return Gpu(self.name, self.compute_capability, self.cuda_index)
+
 
 class _State:
     """Process-wide guard state (devices found, how to find them), guarded by ``_lock``."""
@@ -117,8 +138,8 @@ class _State:
 
 _lock = allocate_lock()
 _state = _State()
-_capability_cache: dict[tuple[Any, int, str | None], tuple[CapabilityError | None, DeviceInfo | None]] = {}
-_binary_cache: dict[tuple[Any, ...], Any] = {}
+_capability_cache: dict[tuple[Minimum, int, str | None], tuple[CapabilityError | None, DeviceInfo | None]] = {}
+_binary_cache: dict[tuple[str, int], str | CapabilityError] = {}  # (path, CUDA ordinal) -> status or the error
 
 
 def set_device_provider(provider: Callable[[], Sequence[DeviceInfo]] | None) -> None:
@@ -174,7 +195,7 @@ def _all_devices() -> tuple[DeviceInfo, ...]:
     return devs
 
 
-def _current_index(device: Any) -> int:
+def _current_index(device: Device) -> int:
     """The CUDA ordinal meant by ``device`` (None: torch's current device if torch is in use, else 0)."""
     if device is None:
         torch = sys.modules.get("torch")
@@ -197,7 +218,7 @@ def _current_index(device: Any) -> int:
     raise CapabilityError(msg)
 
 
-def _device(device: Any) -> DeviceInfo | None:
+def _device(device: Device) -> DeviceInfo | None:
     index = _current_index(device)
     for d in _all_devices():
         if d.cuda_index == index:
@@ -205,7 +226,7 @@ def _device(device: Any) -> DeviceInfo | None:
     return None
 
 
-def require_capability(minimum: Any, device: Any = None, *, feature: str | None = None) -> DeviceInfo | None:
+def require_capability(minimum: Minimum, device: Device = None, *, feature: str | None = None) -> DeviceInfo | None:
     """Raise :class:`CapabilityError` unless the device's compute capability is at least ``minimum``.
 
     ``minimum``: ``"7.5"``, ``"sm_75"``, ``(7, 5)`` or a :class:`ComputeCapability`.  ``device``:
@@ -227,10 +248,7 @@ def require_capability(minimum: Any, device: Any = None, *, feature: str | None 
     return cached[1]
 
 
-_MISSING: Any = object()
-
-
-def _check_capability(minimum: Any, device: Any, feature: str | None) -> CapabilityError | None:
+def _check_capability(minimum: Minimum, device: Device, feature: str | None) -> CapabilityError | None:
     need = ComputeCapability(*minimum) if isinstance(minimum, tuple) else parse_compute_capability(minimum)
     what = f" for {feature}" if feature else ""
     dev = _device(device)
@@ -250,7 +268,7 @@ def _check_capability(minimum: Any, device: Any, feature: str | None) -> Capabil
     return None
 
 
-def check_binary(module_or_path: Any, device: Any = None) -> str:
+def check_binary(module_or_path: ModuleType | str | os.PathLike[str], device: Device = None) -> str:
     """Check that an extension's shared object can run on the device; return its status.
 
     ``module_or_path``: an imported module (its ``__file__``), a torch ops library path, or any path.
@@ -259,23 +277,34 @@ def check_binary(module_or_path: Any, device: Any = None) -> str:
     """
     if os.environ.get(SKIP_ENV, "") not in ("", "0"):
         return "skipped"
-    path = getattr(module_or_path, "__file__", None) or os.fspath(module_or_path)
+    path = _path_of(module_or_path)
     index = _current_index(device)
     key = (path, index)
-    cached = _binary_cache.get(key, _MISSING)
-    if cached is _MISSING:
+    cached = _binary_cache.get(key)
+    if cached is None:
         cached = _evaluate_binary(path, device)
         with _lock:
             _binary_cache[key] = cached
     if isinstance(cached, CapabilityError):
         raise cached
-    return str(cached)
+    return cached
 
 
-def _evaluate_binary(path: str, device: Any) -> str | CapabilityError:
+def _path_of(module_or_path: ModuleType | str | os.PathLike[str]) -> str:
+    """An imported module's file, or the path itself."""
+    if isinstance(module_or_path, (str, os.PathLike)):
+        return os.fspath(module_or_path)
+    file = module_or_path.__file__
+    if not file:
+        msg = f"expected str, bytes or os.PathLike object, not {type(module_or_path).__name__}"
+        raise TypeError(msg)
+    return file
+
+
+def _evaluate_binary(path: str, device: Device) -> str | CapabilityError:
     from cudafit.binary import EntryKind, inspect_path
-    from cudafit.model import Gpu
     from cudafit.rules.engine import evaluate_file
+    from cudafit.rules.status import Status
 
     dev = _device(device)
     if dev is None:
@@ -283,10 +312,9 @@ def _evaluate_binary(path: str, device: Any) -> str | CapabilityError:
     facts = inspect_path(path)
     if facts.error and not facts.modules:
         return CapabilityError(f"cannot read {path}: {facts.error}")
-    verdict = evaluate_file(facts, Gpu(dev.name, dev.compute_capability, dev.cuda_index))
-    status = verdict.status.value
-    if status != "fails":
-        return status
+    status = evaluate_file(facts, dev.gpu).status
+    if status is not Status.FAILS:
+        return str(status.value)  # the public answer is the plain word (``native``...), as documented
     archs = sorted(
         {e.arch_name for m in facts.runtime_modules for e in m.entries if e.kind in (EntryKind.SASS, EntryKind.PTX)}
     )
@@ -299,7 +327,7 @@ def _evaluate_binary(path: str, device: Any) -> str | CapabilityError:
     )
 
 
-def max_shared_memory_per_block(device: Any = None) -> int | Unknown:
+def max_shared_memory_per_block(device: Device = None) -> int | Unknown:
     """The opt-in shared memory per block of the device, or :data:`UNKNOWN`-like when there is none.
 
     From torch when the caller initialised CUDA through it (the driver's value), else from the
@@ -321,7 +349,7 @@ def max_shared_memory_per_block(device: Any = None) -> int | Unknown:
     )
 
 
-def shared_memory_fits(nbytes: int, device: Any = None) -> bool | Unknown:
+def shared_memory_fits(nbytes: int, device: Device = None) -> bool | Unknown:
     """Whether ``nbytes`` of (dynamic, opted-in) shared memory per block fit the device.
 
     Returns :data:`UNKNOWN` (falsy) instead of raising on a machine without a GPU (seed 002).

@@ -24,9 +24,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from cudafit.model import ComputeCapability, CudaVersion
+from cudafit.model import ComputeCapability, CudaVersion, Gpu, JsonDict
 
 __all__ = [
     "ArchTarget",
@@ -89,7 +88,7 @@ def format_arch_targets(targets: Sequence[ArchTarget]) -> tuple[str, str, tuple[
 class Plan:
     """Flags for three build systems, what each choice buys and costs, and GPUs left uncovered."""
 
-    gpus: tuple[tuple[str, ComputeCapability], ...]
+    gpus: tuple[Gpu, ...]
     toolkit: str
     torch_cuda_arch_list: str
     cmake_cuda_architectures: str
@@ -97,11 +96,11 @@ class Plan:
     explanations: tuple[str, ...]
     problems: tuple[str, ...] = field(default=())
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """``cudafit.plan/1``."""
         return {
             "schema": "cudafit.plan/1",
-            "gpus": [{"name": n, "compute_capability": str(cc)} for n, cc in self.gpus],
+            "gpus": [{"name": g.name, "compute_capability": str(g.compute_capability)} for g in self.gpus],
             "toolkit": self.toolkit,
             "torch_cuda_arch_list": self.torch_cuda_arch_list,
             "cmake_cuda_architectures": self.cmake_cuda_architectures,
@@ -181,7 +180,7 @@ def uncoverable_problem(cc: ComputeCapability, names: str, toolkit: str) -> str:
 
 
 def make_plan(
-    gpus: Sequence[tuple[str, ComputeCapability]],
+    gpus: Sequence[Gpu],
     *,
     targets: Sequence[str],
     toolkit: str,
@@ -197,70 +196,29 @@ def make_plan(
 
     variant = "a" if arch_specific is True else (arch_specific or "")
     available = set(targets)
-    ccs = sorted({cc for _n, cc in gpus})
+    ccs = sorted({g.compute_capability for g in gpus})
     problems: list[str] = []
     explain: list[str] = []
-    chosen: list[ArchTarget] = []
-    buildable: list[ComputeCapability] = []
+    chosen: list[ArchTarget] = []  # one SASS entry per buildable compute capability, lowest first
     covered: set[ComputeCapability] = set()
     for cc in ccs:
         if cc in covered:
             continue
         n = cc.arch_number
-        names = ", ".join(name for name, c in gpus if c == cc)
         suffix = variant if variant and f"sm_{n}{variant}" in available else ""
         if f"sm_{n}" not in available and not suffix:
-            problems.append(uncoverable_problem(cc, names, toolkit))
+            problems.append(uncoverable_problem(cc, _names(gpus, {cc}), toolkit))
             continue
-        if suffix == "f":
-            also = [c for c in ccs if c in tables.family_members(n) and c > cc]
-            covered.update(also)
-            names = ", ".join(name for name, c in gpus if c == cc or c in also)
-        buildable.append(cc)
+        # an f target also covers the later members of its family in the set
+        also = [c for c in ccs if c in tables.family_members(n) and c > cc] if suffix == "f" else []
+        covered.update(also)
         chosen.append(ArchTarget(cc, suffix))
-        what = f"sm_{n}{suffix}: native code for {names} ({cc}), no JIT at first launch"
-        if suffix == "a":
-            what += (
-                f"; 'a' unlocks {cc}-specific instructions (e.g. Hopper wgmma) but this code runs on exactly {cc}, "
-                "never on later GPUs"
-            )
-        elif suffix == "f":
-            family = sorted(c for c in tables.family_members(n) if c >= cc)
-            also = [c for c in ccs if c in family and c != cc]
-            what += (
-                f"; 'f' unlocks family-specific instructions and runs on the family {', '.join(map(str, family))}"
-                + (f", so it also covers {', '.join(map(str, also))}" if also else "")
-                + "; TORCH_CUDA_ARCH_LIST and CMake accept 'f' only in recent releases: check yours"
-            )
-        elif not tables.is_tegra(cc):
-            later = [c for c in ccs if c.major == cc.major and c > cc and not tables.is_tegra(c)]
-            what += (
-                f"; also runs on later {cc.major}.x GPUs, which get their own entry here to use their full "
-                "instruction set"
-                if later
-                else ""
-            )
-        explain.append(what + "; costs one more cubin in every fatbin (size) and one more compile pass")
-    if variant and buildable and not any(t.variant for t in chosen):
+        explain.append(_sass_explanation(cc, suffix, _names(gpus, {cc, *also}), ccs))
+    if variant and chosen and not any(t.variant for t in chosen):
         explain.append(f"--arch-specific {variant}: the toolkit has no '{variant}' targets for these GPUs")
-    if ptx and buildable:
-        top = buildable[-1]
-        n = top.arch_number
-        if not chosen[-1].variant:
-            chosen[-1] = ArchTarget(top, real=True, virtual=True)
-        else:  # the top entry is a/f code: add portable PTX of the plain CC
-            explain.append(
-                f"TORCH_CUDA_ARCH_LIST has no PTX-only entry: {top}+PTX also adds plain sm_{n} code next to the "
-                f"{chosen[-1].variant} code (CMake and nvcc add PTX only)"
-            )
-            chosen.append(ArchTarget(top, real=False, virtual=True))
-        explain.append(
-            f"compute_{n} PTX: GPUs newer than {top} run it by JIT (a first-launch compile, cached in "
-            f"~/.nv/ComputeCache); costs binary size and build time, and kernels JIT-compiled from it see "
-            f"__CUDA_ARCH__ = {n}0, so code paths for newer archs stay off (xformers' 'FATAL: kernel ... was "
-            "built for sm75')"
-        )
-    elif buildable:
+    if ptx and chosen:
+        explain.extend(_add_ptx(chosen))
+    elif chosen:
         explain.append("no PTX: only the GPUs listed run this build; a newer GPU fails with 'no kernel image'")
     torch_list, cmake_list, flags = format_arch_targets(chosen)
     return Plan(
@@ -272,3 +230,57 @@ def make_plan(
         explanations=tuple(explain),
         problems=tuple(problems),
     )
+
+
+def _names(gpus: Sequence[Gpu], ccs: set[ComputeCapability]) -> str:
+    """The names of the GPUs with one of ``ccs``, in the order given (each GPU named as the user did)."""
+    return ", ".join(g.name for g in gpus if g.compute_capability in ccs)
+
+
+def _sass_explanation(cc: ComputeCapability, suffix: str, names: str, ccs: Sequence[ComputeCapability]) -> str:
+    """What the SASS entry for ``cc`` (``suffix``: ``""``, ``a`` or ``f``) buys and costs for the set ``ccs``."""
+    from cudafit.rules import tables
+
+    what = f"sm_{cc.arch_number}{suffix}: native code for {names} ({cc}), no JIT at first launch"
+    if suffix == "a":
+        what += (
+            f"; 'a' unlocks {cc}-specific instructions (e.g. Hopper wgmma) but this code runs on exactly {cc}, "
+            "never on later GPUs"
+        )
+    elif suffix == "f":
+        family = sorted(c for c in tables.family_members(cc.arch_number) if c >= cc)
+        also = [c for c in ccs if c in family and c != cc]
+        what += (
+            f"; 'f' unlocks family-specific instructions and runs on the family {', '.join(map(str, family))}"
+            + (f", so it also covers {', '.join(map(str, also))}" if also else "")
+            + "; TORCH_CUDA_ARCH_LIST and CMake accept 'f' only in recent releases: check yours"
+        )
+    elif not tables.is_tegra(cc) and any(c.major == cc.major and c > cc and not tables.is_tegra(c) for c in ccs):
+        what += (
+            f"; also runs on later {cc.major}.x GPUs, which get their own entry here to use their full instruction set"
+        )
+    return what + "; costs one more cubin in every fatbin (size) and one more compile pass"
+
+
+def _add_ptx(chosen: list[ArchTarget]) -> list[str]:
+    """Add PTX of the highest entry's compute capability to ``chosen`` (forward compatibility by JIT) and say
+    what it buys and costs.  An ``a``/``f`` top entry gets a separate plain PTX entry: its own PTX would
+    JIT only on that exact GPU or family."""
+    top = chosen[-1].cc
+    n = top.arch_number
+    out = []
+    if not chosen[-1].variant:
+        chosen[-1] = ArchTarget(top, real=True, virtual=True)
+    else:
+        out.append(
+            f"TORCH_CUDA_ARCH_LIST has no PTX-only entry: {top}+PTX also adds plain sm_{n} code next to the "
+            f"{chosen[-1].variant} code (CMake and nvcc add PTX only)"
+        )
+        chosen.append(ArchTarget(top, real=False, virtual=True))
+    out.append(
+        f"compute_{n} PTX: GPUs newer than {top} run it by JIT (a first-launch compile, cached in "
+        f"~/.nv/ComputeCache); costs binary size and build time, and kernels JIT-compiled from it see "
+        f"__CUDA_ARCH__ = {n}0, so code paths for newer archs stay off (xformers' 'FATAL: kernel ... was "
+        "built for sm75')"
+    )
+    return out

@@ -25,12 +25,12 @@ from cudafit.audit.spec import Requirement, make_requirement
 from cudafit.binary.facts import BinaryFacts, EntryKind
 from cudafit.errors import CudafitError
 from cudafit.model import ArchVariant, ComputeCapability
+from cudafit.rules.ecosystem import load_ecosystem
 
 __all__ = ["TorchBuild", "TorchError", "build_list", "find_torch_build"]
 
 LIB = "libtorch_cuda.so"
 _VERSION = re.compile(r"^\d+(\.\d+)*([.+_-]?[A-Za-z0-9.+]*)?$")
-PYTORCH_INDEX = "https://download.pytorch.org/whl/"
 
 
 class TorchError(CudafitError):
@@ -153,7 +153,7 @@ def _index_args(index_url: str | None) -> list[str]:
     if not index_url:
         return []
     if re.fullmatch(r"cu\d{3}|cpu", index_url):  # shorthand for PyTorch's per-CUDA index
-        index_url = PYTORCH_INDEX + index_url
+        index_url = load_ecosystem().pytorch_index + index_url
     return ["--index-url", index_url]
 
 

@@ -21,8 +21,8 @@ from cudafit.cli.common import Subparsers, output_format, unwritable_outputs, wr
 from cudafit.report.formats import OutputFormat
 
 if TYPE_CHECKING:
-    from cudafit.actions import JsonDict
     from cudafit.audit.core import Policy
+    from cudafit.model import JsonDict
 
 __all__ = ["configure_parser", "execute"]
 

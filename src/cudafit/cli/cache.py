@@ -16,7 +16,7 @@ from cudafit.cli.common import Subparsers, output_format
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cudafit.actions import JsonDict
+    from cudafit.model import JsonDict
 
 __all__ = ["configure_parser", "execute"]
 

@@ -14,8 +14,7 @@ from cudafit.cli.common import Subparsers, add_pip_options, pip_args
 from cudafit.cli.options import add_verdict_options, run_verdicts
 
 if TYPE_CHECKING:
-    from cudafit.actions import JsonDict
-    from cudafit.model import DriverVersion, Gpu
+    from cudafit.model import DriverVersion, Gpu, JsonDict
     from cudafit.targets.interface import ScanItem, Target
 
 __all__ = ["configure_parser", "execute"]
@@ -65,7 +64,7 @@ def execute(args: argparse.Namespace) -> int:
 
     def extend(doc: JsonDict, gpus: Sequence[Gpu], driver: DriverVersion | None) -> None:
         """What each requirement brings in: pip's install set, judged row by row (not with --no-deps)."""
-        from cudafit.targets.deps import attach_dependencies, judge_dependencies, wheel_pins_note
+        from cudafit.find.deps import attach_dependencies, judge_dependencies, wheel_pins_note
         from cudafit.targets.pip import PipRequirementTarget
         from cudafit.targets.wheel import WheelTarget
 

@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, TypeAlias
 from cudafit.report.formats import OutputFormat
 
 if TYPE_CHECKING:
-    from cudafit.actions import JsonDict
     from cudafit.analysis import MachineSummary
-    from cudafit.model import DriverVersion, Gpu
+    from cudafit.model import DriverVersion, Gpu, JsonDict
 
 __all__ = [
     "GpuChoice",

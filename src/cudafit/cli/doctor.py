@@ -21,7 +21,7 @@ from cudafit.cli.common import Subparsers
 from cudafit.cli.options import add_verdict_options, run_verdicts
 
 if TYPE_CHECKING:
-    from cudafit.actions import JsonDict
+    from cudafit.model import JsonDict
     from cudafit.targets.interface import ScanItem
 
 __all__ = ["configure_parser", "execute"]

@@ -17,7 +17,7 @@ from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_FAILS, EXIT_OK, EXIT_USAGE
 from cudafit.cli.common import MachineUse, Subparsers, add_gpu_option, output_format, resolve_gpus
 
 if TYPE_CHECKING:
-    from cudafit.actions import JsonDict
+    from cudafit.model import JsonDict
 
 __all__ = ["configure_parser", "execute"]
 

@@ -23,8 +23,7 @@ from cudafit.cli.common import (
 from cudafit.report.formats import OutputFormat
 
 if TYPE_CHECKING:
-    from cudafit.actions import JsonDict
-    from cudafit.model import DriverVersion, Gpu
+    from cudafit.model import DriverVersion, Gpu, JsonDict
     from cudafit.targets.interface import ScanItem
 
 __all__ = ["add_verdict_options", "run_verdicts"]

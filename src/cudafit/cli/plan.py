@@ -27,8 +27,7 @@ from cudafit.cli.common import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cudafit.actions import JsonDict
-    from cudafit.model import Gpu
+    from cudafit.model import Gpu, JsonDict
 
 __all__ = ["configure_parser", "execute", "render_markdown"]
 
@@ -131,15 +130,13 @@ def _render_text(doc: JsonDict, console: Console) -> None:
 def _fleet_gpus(args: argparse.Namespace) -> tuple[list[Gpu], str | None]:
     """One GPU per GPU model of the fleet's classes: the arch list covers them all."""
     from cudafit.cli.fleet import load_fleet
-    from cudafit.model import Gpu
 
     args.scan_env = False
     fleet = load_fleet(args)
     seen: dict[tuple[str, str], Gpu] = {}
     for c in fleet.classes:
-        for g in c.gpus:
-            if g.compute_capability is not None:  # a class is made of nodes whose GPUs are known
-                seen.setdefault((g.name, str(g.compute_capability)), Gpu(g.name, g.compute_capability))
+        for g in c.judged_gpus:
+            seen.setdefault((g.name, str(g.compute_capability)), g)
     if not seen:
         return [], "; ".join(fleet.problems) or "no node of the fleet has known GPUs"
     return list(seen.values()), None
@@ -172,7 +169,7 @@ def execute(args: argparse.Namespace) -> int:
             return EXIT_ANALYSIS_FAILED
         gpus += fleet_gpus
     plan = make_plan(
-        [(g.name, g.compute_capability) for g in gpus],
+        gpus,
         targets=targets,
         toolkit=label,
         arch_specific=args.arch_specific or False,

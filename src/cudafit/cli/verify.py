@@ -18,7 +18,7 @@ from cudafit.cli import EXIT_USAGE
 from cudafit.cli.common import Subparsers, add_format_options, add_pip_options, output_format, pip_args
 
 if TYPE_CHECKING:
-    from cudafit.actions import JsonDict
+    from cudafit.model import JsonDict
     from cudafit.targets.interface import ScanItem
 
 __all__ = ["add_verify_options", "configure_parser", "execute", "verification_document"]

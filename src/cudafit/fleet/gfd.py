@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import replace
 
 import msgspec
 
@@ -34,8 +34,7 @@ __all__ = ["DEPLOY_GFD_FIX", "GFD_PRODUCT", "decode_k8s_node", "driver_label_key
 
 GFD_PRODUCT = "nvidia.com/gpu.product"
 _COUNT = "nvidia.com/gpu.count"
-_CC_MAJOR = "nvidia.com/gpu.compute.major"
-_CC_MINOR = "nvidia.com/gpu.compute.minor"
+_CC = ("nvidia.com/gpu.compute.major", "nvidia.com/gpu.compute.minor")
 _MIG_STRATEGY = "nvidia.com/mig.strategy"
 _MIXED_COUNT = re.compile(r"^nvidia\.com/mig-(?P<profile>[^/]+)\.count$")
 _SINGLE_MIG = re.compile(r"^(?P<base>.+?)-MIG-(?P<profile>.+)$")
@@ -110,10 +109,10 @@ def decode_k8s_node(raw: msgspec.Raw | bytes, *, index: int | None = None) -> K8
 
 
 class _Named(msgspec.Struct):
-    metadata: dict[str, Any] = {}
+    metadata: dict[str, object] = {}
 
 
-def _name_of(obj: Any, raw: msgspec.Raw | bytes | None) -> str:
+def _name_of(obj: object, raw: msgspec.Raw | bytes | None) -> str:
     """The name of a node whose object is malformed, when it still says one."""
     if raw is not None:
         try:
@@ -126,7 +125,7 @@ def _name_of(obj: Any, raw: msgspec.Raw | bytes | None) -> str:
 
 
 def node_from_k8s(
-    obj: Any, *, source: str, index: int | None = None, raw: msgspec.Raw | bytes | None = None
+    obj: object, *, source: str, index: int | None = None, raw: msgspec.Raw | bytes | None = None
 ) -> FleetNode:
     """One ``Node`` object (as ``kubectl get nodes -o json`` or the API lists it) -> a fleet node.
 
@@ -152,35 +151,47 @@ def node_from_k8s(
 def _node_from_k8s(node: K8sNode, *, source: str) -> FleetNode:
     name = node.metadata.name or "?"
     labels = dict(node.metadata.labels)
-    problems: list[str] = []
     ready = next((c.status for c in node.status.conditions if c.type == "Ready"), None)
-    if ready is not None and ready != "True":
-        problems.append("node is not Ready")
+    problems = ["node is not Ready"] if ready is not None and ready != "True" else []
     product = labels.get(GFD_PRODUCT)
     if product is None:
         if _has_gpu_signal(node, labels):
-            return FleetNode(
-                name,
-                source,
-                "unknown-gpu",
-                labels=labels,
-                problems=(*problems, "the node has NVIDIA GPUs but no GPU Feature Discovery labels"),
-                fix=DEPLOY_GFD_FIX,
-            )
+            problems.append("the node has NVIDIA GPUs but no GPU Feature Discovery labels")
+            return FleetNode(name, source, "unknown-gpu", labels=labels, problems=tuple(problems), fix=DEPLOY_GFD_FIX)
         return FleetNode(name, source, "no-gpu", labels=labels, problems=tuple(problems))
-    bad: list[str] = []
+    bad: list[str] = []  # "key='value'" of every unreadable label, in the order read
     count = _int_label(labels, _COUNT, bad)
-    major = _int_label(labels, _CC_MAJOR, bad)
-    minor = _int_label(labels, _CC_MINOR, bad)
+    major, minor = (_int_label(labels, key, bad) for key in _CC)
     driver = _driver(labels, bad)
-    strategy = labels.get(_MIG_STRATEGY)
+    gpu = _gpu(product, count, labels, bad, problems)
+    if not bad:
+        gpu = replace(gpu, compute_capability=_compute_capability(major, minor, gpu.name, bad, problems))
+    if bad:
+        return FleetNode(
+            name,
+            source,
+            "invalid",
+            labels=labels,
+            problems=(*problems, "unreadable GPU Feature Discovery labels: " + ", ".join(bad)),
+            fix="check the GFD pod on this node (kubectl -n <gfd namespace> logs ...): its labels are not valid",
+        )
+    if gpu.compute_capability is None:
+        return FleetNode(name, source, "unknown-gpu", labels=labels, problems=tuple(problems), fix=DEPLOY_GFD_FIX)
+    if driver is None:
+        problems.append("no driver version label: driver-dependent rules (PTX JIT, CUDA runtime floor) not applied")
+    return FleetNode(name, source, "ok", gpus=(gpu,), driver=driver, labels=labels, problems=tuple(problems))
+
+
+def _gpu(product: str, count: int | None, labels: Mapping[str, str], bad: list[str], problems: list[str]) -> FleetGpu:
+    """The node's GPU model from ``gpu.product`` (time-slicing and MIG suffixes taken off) and its MIG layout,
+    compute capability not yet known.  ``count`` 0: not labelled (under the MIG ``single`` strategy
+    ``gpu.count`` counts MIG devices, not GPUs)."""
     gpu_name = product.strip()
     mig: list[tuple[str, int]] = []
     mig_enabled: bool | None = None
-    for suffix in ("-SHARED",):
-        if gpu_name.endswith(suffix):
-            gpu_name = gpu_name[: -len(suffix)]
-            problems.append("GPUs are shared (time-slicing): several pods run on one GPU")
+    if gpu_name.endswith("-SHARED"):
+        gpu_name = gpu_name.removesuffix("-SHARED")
+        problems.append("GPUs are shared (time-slicing): several pods run on one GPU")
     m = _SINGLE_MIG.match(gpu_name)
     if m:
         gpu_name, profile = m.group("base"), m.group("profile")
@@ -192,41 +203,32 @@ def _node_from_k8s(node: K8sNode, *, source: str) -> FleetNode:
             count = None
     for key in labels:
         mm = _MIXED_COUNT.match(key)
-        if mm:
-            n = _int_label(labels, key, bad)
-            if n:
-                mig.append((mm.group("profile"), n))
-                mig_enabled = True
+        if mm and (n := _int_label(labels, key, bad)):
+            mig.append((mm.group("profile"), n))
+            mig_enabled = True
+    strategy = labels.get(_MIG_STRATEGY)
     if strategy not in (None, "none", "single", "mixed"):
         bad.append(f"{_MIG_STRATEGY}={strategy!r}")
     if not re.match(r"^[A-Za-z0-9][A-Za-z0-9 ._()/-]*$", gpu_name):
         bad.append(f"{GFD_PRODUCT}={product!r}")
-    cc: ComputeCapability | None = None
-    if major is not None and minor is not None:
-        cc = ComputeCapability(major, minor)
-    elif not bad and (major is None) != (minor is None):
-        bad.append(f"only one of {_CC_MAJOR} / {_CC_MINOR} is set")
-    elif not bad:
-        try:  # old GFD releases without compute labels: the GPU table knows the product
-            from cudafit.rules.gpus import resolve_gpu
+    return FleetGpu(gpu_name, None, count if count is not None else 0, mig_enabled, tuple(sorted(mig)))
 
-            cc = resolve_gpu(gpu_name).compute_capability
-            problems.append(f"no {_CC_MAJOR}/.minor labels: compute capability {cc} from cudafit's GPU table")
-        except UnknownGpuError as err:
-            problems.append(f"no compute capability labels and {err.message}")
-    if bad:
-        return FleetNode(
-            name,
-            source,
-            "invalid",
-            labels=labels,
-            problems=(*problems, "unreadable GPU Feature Discovery labels: " + ", ".join(bad)),
-            fix="check the GFD pod on this node (kubectl -n <gfd namespace> logs ...): its labels are not valid",
-        )
-    if cc is None:
-        return FleetNode(name, source, "unknown-gpu", labels=labels, problems=tuple(problems), fix=DEPLOY_GFD_FIX)
-    if driver is None:
-        problems.append("no driver version label: driver-dependent rules (PTX JIT, CUDA runtime floor) not applied")
-    # count 0: not labelled (under the MIG 'single' strategy gpu.count counts MIG devices, not GPUs)
-    gpu = FleetGpu(gpu_name, cc, count if count is not None else 0, mig_enabled, tuple(sorted(mig)))
-    return FleetNode(name, source, "ok", gpus=(gpu,), driver=driver, labels=labels, problems=tuple(problems))
+
+def _compute_capability(
+    major: int | None, minor: int | None, gpu_name: str, bad: list[str], problems: list[str]
+) -> ComputeCapability | None:
+    """From GFD's compute labels; without them (old GFD releases) from cudafit's GPU table by product name."""
+    if major is not None and minor is not None:
+        return ComputeCapability(major, minor)
+    if (major is None) != (minor is None):
+        bad.append(f"only one of {_CC[0]} / {_CC[1]} is set")
+        return None
+    from cudafit.rules.gpus import resolve_gpu
+
+    try:
+        cc = resolve_gpu(gpu_name).compute_capability
+    except UnknownGpuError as err:
+        problems.append(f"no compute capability labels and {err.message}")
+        return None
+    problems.append(f"no {_CC[0]}/.minor labels: compute capability {cc} from cudafit's GPU table")
+    return cc

@@ -15,9 +15,12 @@ import functools
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
-from cudafit.model import ComputeCapability, DriverVersion
+from cudafit.model import ComputeCapability, DriverVersion, Gpu, JsonDict
+
+if TYPE_CHECKING:
+    from cudafit.probe import GpuDevice, Inventory
 
 __all__ = [
     "FLEET_SCHEMA",
@@ -47,6 +50,9 @@ NODE_STATUSES = {
 }
 JUDGED = "ok"
 
+#: What makes nodes one class: their distinct (model, compute capability) pairs, driver and environment.
+ClassKey = tuple[tuple[tuple[str, str], ...], str | None, str | None]
+
 
 @dataclass(frozen=True)
 class FleetGpu:
@@ -68,7 +74,13 @@ class FleetGpu:
         """What makes two GPUs the same model for grouping (names normalised across sources)."""
         return _model_key(self.name, self.compute_capability)
 
-    def to_dict(self) -> dict[str, Any]:
+    @property
+    def gpu(self) -> Gpu | None:
+        """The GPU a verdict is for (no CUDA ordinal: it stands for every such GPU of the fleet); ``None``
+        when the compute capability is unknown (such a node is never judged)."""
+        return None if self.compute_capability is None else Gpu(self.name, self.compute_capability)
+
+    def to_dict(self) -> JsonDict:
         """JSON form."""
         return {
             "name": self.name,
@@ -93,7 +105,7 @@ class NodeEnv:
         text = "\n".join(f"{n}=={v}" for n, v in self.packages)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """JSON form."""
         return {
             "python": self.python,
@@ -128,13 +140,13 @@ class FleetNode:
         """Physical GPUs on the node (as the source counts them)."""
         return sum(g.count for g in self.gpus)
 
-    def class_key(self, *, with_env: bool = False) -> tuple[Any, ...]:
+    def class_key(self, *, with_env: bool = False) -> ClassKey:
         """Identical keys, identical verdicts: the distinct GPU models and the driver (and the env)."""
         models = tuple(sorted({g.model_key for g in self.gpus}))
         env = self.env.fingerprint if with_env and self.env is not None else None
         return models, str(self.driver) if self.driver else None, env
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """JSON form."""
         return {
             "name": self.name,
@@ -168,6 +180,11 @@ class NodeClass:
         return f"{models} · {self.driver or 'driver ?'}{env}"
 
     @property
+    def judged_gpus(self) -> tuple[Gpu, ...]:
+        """The class's GPU models as the verdicts name them, one per model (product names kept)."""
+        return tuple(gpu for g in self.gpus if (gpu := g.gpu) is not None)
+
+    @property
     def compute_capabilities(self) -> tuple[ComputeCapability, ...]:
         """The distinct compute capabilities of the class's GPUs."""
         return tuple(sorted({g.compute_capability for g in self.gpus if g.compute_capability is not None}))
@@ -182,7 +199,7 @@ class NodeClass:
         """Whether any node of the class has MIG enabled."""
         return any(g.mig_enabled for n in self.nodes for g in n.gpus)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """JSON form (nodes by name)."""
         return {
             "id": self.id,
@@ -219,12 +236,14 @@ def iter_classes(nodes: Iterable[FleetNode], *, with_env: bool = False) -> Itera
 
     Ids are ``c1``, ``c2``... in that order, so the same fleet gives the same ids every time.
     """
-    groups: dict[tuple[Any, ...], list[FleetNode]] = {}
+    groups: dict[ClassKey, list[FleetNode]] = {}
     for n in nodes:
         if n.judged:
             groups.setdefault(n.class_key(with_env=with_env), []).append(n)
 
-    def order(item: tuple[tuple[Any, ...], list[FleetNode]]) -> tuple[Any, ...]:
+    def order(
+        item: tuple[ClassKey, list[FleetNode]],
+    ) -> tuple[list[ComputeCapability], tuple[tuple[str, str], ...], DriverVersion, str]:
         (models, _driver, env), members = item
         ccs = sorted(ComputeCapability(*map(int, cc.split("."))) for _name, cc in models)
         return ccs, models, members[0].driver or DriverVersion((0,)), env or ""
@@ -274,7 +293,7 @@ class FleetInventory:
             out[n.status] = out.get(n.status, 0) + 1
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """``cudafit.fleet/1``."""
         from cudafit import __version__
 
@@ -309,7 +328,7 @@ def build_inventory(
 
 def node_from_inventory(
     name: str,
-    inv: Any,
+    inv: Inventory,
     *,
     source: str,
     labels: Mapping[str, str] | None = None,
@@ -322,7 +341,7 @@ def node_from_inventory(
     ``expects_gpu``: what the cluster says (Ray's ``GPU`` resource, Kubernetes' ``nvidia.com/gpu``
     capacity); a node the cluster counts GPUs on but whose probe found none is ``unknown-gpu``.
     """
-    groups: dict[tuple[str, str, bool | None], list[Any]] = {}
+    groups: dict[tuple[str, str, bool | None], list[GpuDevice]] = {}
     for d in inv.devices:
         groups.setdefault((d.name, str(d.compute_capability), d.mig_mode), []).append(d)
     gpus = tuple(

@@ -14,8 +14,8 @@ library's embedded fatbins are read when any of them needs it, so such a library
 and reasons can be more detailed than one machine's; statuses and fixes are the same (checked on
 the torch 2.14.1 environment, class by class, against ``doctor --gpu CC --driver VERSION``).
 
-The driver floor of a pool is found through the same engine: the lowest driver at which the
-target's verdict on the pool's GPUs is as good as with the newest driver cudafit knows.  The
+The driver floor of a class is found through the same engine: the lowest driver at which the
+target's verdict on the class's GPUs is as good as with the newest driver cudafit knows.  The
 candidates are the drivers where NVIDIA's rules can change a verdict - each toolkit's minimum driver
 (PTX JIT, release notes Table 3) and each CUDA major's minimum driver branch (minor-version
 compatibility) - plus the fleet's own drivers; a newer driver never JITs less than an older one,
@@ -26,19 +26,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
-from cudafit.analysis import Analysis, analyze, worst_status
+from cudafit.analysis import Analysis, analyze
 from cudafit.fleet.inventory import FleetInventory, NodeClass
-from cudafit.model import ComputeCapability, DriverVersion
+from cudafit.model import ComputeCapability, DriverVersion, Gpu
+from cudafit.rules.status import Status, severity, worst
 
-__all__ = ["POOL_ORDER", "ClassJudgement", "FleetJudgement", "judge_fleet"]
+if TYPE_CHECKING:
+    from cudafit.rules.engine import PackageVerdict
+    from cudafit.targets.interface import ScanItem
 
-#: How a target fares on a pool (class), best first.
-POOL_ORDER = ("native", "jit", "partial", "fails", "none")
-_RANK = {s: i for i, s in enumerate(POOL_ORDER)}
-_RANK["none"] = -1  # no device code: nothing can fail
+__all__ = ["RUNS", "ClassJudgement", "FleetJudgement", "judge_fleet"]
+
+#: Class statuses where every package runs (natively or by JIT) or holds no device code.
+RUNS = frozenset({Status.NATIVE, Status.JIT, Status.NONE})
 _NO_FLOOR = DriverVersion((0,))
+Pair = tuple[ComputeCapability, DriverVersion | None]  # what a verdict depends on: never the product name
 
 
 @dataclass(frozen=True)
@@ -50,17 +54,17 @@ class ClassJudgement:
     #: Lowest driver giving the best verdict possible on these GPUs (which may still be ``partial``);
     #: ``None`` when the target sets no floor of its own (best with any driver) or no driver helps.
     driver_floor: DriverVersion | None
-    best_status: str  # the verdict with the newest driver cudafit knows
+    best_status: Status  # the verdict with the newest driver cudafit knows
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status:
         """Worst package status on this class (``none`` when the target has no device code)."""
-        return worst_status(p.status for p in self.analysis.packages)
+        return worst(p.status for p in self.analysis.packages)
 
     @property
     def driver_limited(self) -> bool:
-        """Whether a newer driver would give this pool a better verdict."""
-        return _RANK.get(self.best_status, 0) < _RANK.get(self.status, 0)
+        """Whether a newer driver would give this class a better verdict."""
+        return severity(self.best_status) < severity(self.status)
 
 
 @dataclass(frozen=True)
@@ -71,25 +75,38 @@ class FleetJudgement:
     classes: tuple[ClassJudgement, ...]
     jit_allowed: bool
 
-    def pools(self, status: str) -> tuple[ClassJudgement, ...]:
-        """The classes whose worst package status is ``status``."""
-        return tuple(c for c in self.classes if c.status == status)
-
     @property
     def runs(self) -> tuple[ClassJudgement, ...]:
         """Classes where every package runs (native or by JIT) or holds no device code."""
-        return tuple(c for c in self.classes if c.status in ("native", "jit", "none"))
+        return tuple(c for c in self.classes if c.status in RUNS)
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status:
         """Worst status over the classes (``none`` when nothing was judged)."""
-        return worst_status(c.status for c in self.classes)
+        return worst(c.status for c in self.classes)
 
 
-def _targets(cls: NodeClass) -> list[Any]:
-    from cudafit.model import Gpu
+@dataclass
+class _Search:
+    """A binary search for one compute capability's driver floor over the candidate drivers.
 
-    return [Gpu(g.name, g.compute_capability) for g in cls.gpus if g.compute_capability is not None]
+    Only the driver-sensitive packages (``sensitive``: their status differs between the lowest and the
+    highest candidate) are evaluated; ``fixed`` is the worst status of the others, ``best`` the status to
+    reach.  ``candidates[hi]`` always gives ``best``; the floor is found when ``lo == hi``.
+    """
+
+    sensitive: list[int]
+    fixed: Status
+    best: Status
+    lo: int
+    hi: int
+
+    def narrow(self, j: int, statuses: Iterable[Status]) -> None:
+        """Candidate ``j`` gives these statuses to the sensitive packages: move the bounds."""
+        if severity(worst([self.fixed, *statuses])) <= severity(self.best):
+            self.hi = min(self.hi, j)
+        else:
+            self.lo = max(self.lo, j + 1)
 
 
 class _Evaluator:
@@ -99,23 +116,19 @@ class _Evaluator:
     pairs are evaluated in batches: one call for all the pairs known at once, each GPU with its driver.
     """
 
-    def __init__(self, items: Sequence[Any], jit_allowed: bool) -> None:
+    def __init__(self, items: Sequence[ScanItem], jit_allowed: bool) -> None:
         self.items = items
         self.jit_allowed = jit_allowed
         self.base: Analysis | None = None
-        self.verdicts: dict[tuple[ComputeCapability, DriverVersion | None], tuple[Any, ...]] = {}
-        self.floors: dict[ComputeCapability, tuple[DriverVersion | None, str]] = {}
+        self.verdicts: dict[Pair, tuple[PackageVerdict, ...]] = {}
+        self.floors: dict[ComputeCapability, tuple[DriverVersion | None, Status]] = {}
 
-    def _analyze(
-        self, items: Sequence[Any], pairs: Sequence[tuple[ComputeCapability, DriverVersion | None]]
-    ) -> Analysis:
-        from cudafit.model import Gpu
-
+    def _analyze(self, items: Sequence[ScanItem], pairs: Sequence[Pair]) -> Analysis:
         gpus = [Gpu(f"compute capability {cc}", cc) for cc, _d in pairs]
         drivers = [d for _cc, d in pairs]
         return analyze(items, gpus, drivers=drivers, jit_allowed=self.jit_allowed, include_coverage=False)
 
-    def ensure(self, pairs: Iterable[tuple[ComputeCapability, DriverVersion | None]]) -> None:
+    def ensure(self, pairs: Iterable[Pair]) -> None:
         """Evaluate the pairs not done yet, all in one ``analyze`` call (each GPU with its own driver)."""
         todo = [p for p in dict.fromkeys(pairs) if p not in self.verdicts]
         if not todo:
@@ -126,9 +139,9 @@ class _Evaluator:
         for i, pair in enumerate(todo):
             self.verdicts[pair] = tuple(p.verdicts[i] for p in result.packages)
 
-    def statuses(self, cc: ComputeCapability, driver: DriverVersion | None) -> list[str]:
+    def statuses(self, cc: ComputeCapability, driver: DriverVersion | None) -> list[Status]:
         """Each package's status on ``cc`` with ``driver`` (evaluated before: see :meth:`ensure`)."""
-        return [_value(v.status) for v in self.verdicts[(cc, driver)]]
+        return [v.status for v in self.verdicts[(cc, driver)]]
 
     def find_floors(self, ccs: Iterable[ComputeCapability], candidates: Sequence[DriverVersion]) -> None:
         """Driver floor and best status per compute capability (see :meth:`floor`), searched together.
@@ -141,50 +154,50 @@ class _Evaluator:
         todo = [cc for cc in dict.fromkeys(ccs) if cc not in self.floors]
         lo_d, hi_d = candidates[0], candidates[-1]
         self.ensure([(cc, d) for cc in todo for d in (lo_d, hi_d)])
-        searches: dict[ComputeCapability, tuple[list[int], str, str]] = {}  # cc -> (sensitive, fixed, best)
+        searches: dict[ComputeCapability, _Search] = {}
         for cc in todo:
-            low, high = self.statuses(cc, lo_d), self.statuses(cc, hi_d)
-            best = worst_status(high)
-            sensitive = [k for k, (a, b) in enumerate(zip(low, high, strict=True)) if a != b]
-            if best in ("fails", "none"):  # no device code, or no code for these GPUs: no driver helps
-                self.floors[cc] = (None, best)
-            elif not sensitive:
-                self.floors[cc] = (lo_d, best)
-            else:
-                fixed = worst_status(s for k, s in enumerate(high) if k not in sensitive)
-                searches[cc] = (sensitive, fixed, best)
-        if not searches:
-            return
+            search = self._search(cc, lo_d, hi_d, len(candidates))
+            if search is not None:
+                searches[cc] = search
+        if searches:
+            self._bisect(searches, candidates)
+        for cc, search in searches.items():
+            self.floors[cc] = (candidates[search.hi], search.best)
+
+    def _search(self, cc: ComputeCapability, lo_d: DriverVersion, hi_d: DriverVersion, n: int) -> _Search | None:
+        """The search ``cc`` needs, or ``None`` when its floor is known from the two ends (set here)."""
+        low, high = self.statuses(cc, lo_d), self.statuses(cc, hi_d)
+        best = worst(high)
+        sensitive = [k for k, (a, b) in enumerate(zip(low, high, strict=True)) if a != b]
+        if best in (Status.FAILS, Status.NONE):  # no device code, or no code for these GPUs: no driver helps
+            self.floors[cc] = (None, best)
+        elif not sensitive:
+            self.floors[cc] = (lo_d, best)
+        else:
+            fixed = worst(s for k, s in enumerate(high) if k not in sensitive)
+            return _Search(sensitive, fixed, best, 0, n - 1)
+        return None
+
+    def _bisect(self, searches: Mapping[ComputeCapability, _Search], candidates: Sequence[DriverVersion]) -> None:
+        """Run the searches to the end: pairs judged already (the classes' own drivers) narrow them first."""
         assert self.base is not None
         names = [(p.name, p.version) for p in self.base.packages]
-        wanted = {k for sensitive, _f, _b in searches.values() for k in sensitive}
+        wanted = {k for s in searches.values() for k in s.sensitive}
         # By path: analyze may have re-read a file with its library-loaded fatbins (a new facts object).
         files = {f.path for k in wanted for f in self.base.packages[k].files}
         subset = [i for i in self.items if i.facts.path in files]
-        bounds = {cc: [0, len(candidates) - 1] for cc in searches}  # candidates[hi] gives the best status
-        for j, driver in enumerate(candidates):  # pairs judged already (the classes' own drivers) narrow it
-            for cc, (sensitive, fixed, best) in searches.items():
+        for j, driver in enumerate(candidates):
+            for cc, s in searches.items():
                 if (cc, driver) in self.verdicts:
-                    status = worst_status([fixed, *(self.statuses(cc, driver)[k] for k in sensitive)])
-                    if _RANK.get(status, 9) <= _RANK[best]:
-                        bounds[cc][1] = min(bounds[cc][1], j)
-                    else:
-                        bounds[cc][0] = max(bounds[cc][0], j + 1)
-        while any(lo < hi for lo, hi in bounds.values()):
-            step = [(cc, (lo + hi) // 2) for cc, (lo, hi) in bounds.items() if lo < hi]
+                    s.narrow(j, (self.statuses(cc, driver)[k] for k in s.sensitive))
+        while any(s.lo < s.hi for s in searches.values()):
+            step = [(cc, (s.lo + s.hi) // 2) for cc, s in searches.items() if s.lo < s.hi]
             part = self._analyze(subset, [(cc, candidates[mid]) for cc, mid in step])
             for i, (cc, mid) in enumerate(step):
-                sensitive, fixed, best = searches[cc]
-                got = {(p.name, p.version): _value(p.verdicts[i].status) for p in part.packages}
-                status = worst_status([fixed, *(got[names[k]] for k in sensitive)])
-                if _RANK.get(status, 9) <= _RANK[best]:
-                    bounds[cc][1] = mid
-                else:
-                    bounds[cc][0] = mid + 1
-        for cc, (_lo, hi) in bounds.items():
-            self.floors[cc] = (candidates[hi], searches[cc][2])
+                got = {(p.name, p.version): p.verdicts[i].status for p in part.packages}
+                searches[cc].narrow(mid, (got[names[k]] for k in searches[cc].sensitive))
 
-    def floor(self, cc: ComputeCapability) -> tuple[DriverVersion | None, str]:
+    def floor(self, cc: ComputeCapability) -> tuple[DriverVersion | None, Status]:
         """(driver floor, best status) on ``cc``; ``None`` when no driver helps (after :meth:`find_floors`)."""
         return self.floors[cc]
 
@@ -194,7 +207,7 @@ class _Evaluator:
         from cudafit.rules.compilers import Wiring, judge_package
 
         assert self.base is not None
-        gpus = _targets(cls)
+        gpus = cls.judged_gpus
         packages = []
         for k, p in enumerate(self.base.packages):
             verdicts = tuple(replace(self.verdicts[(g.compute_capability, cls.driver)][k], gpu=g) for g in gpus)
@@ -203,11 +216,7 @@ class _Evaluator:
                 for g in gpus
             )
             packages.append(replace(p, verdicts=verdicts, runtime=runtime if p.compilers else ()))
-        return Analysis(gpus=tuple(gpus), packages=tuple(packages), driver=cls.driver, jit_allowed=self.jit_allowed)
-
-
-def _value(status: Any) -> str:
-    return str(getattr(status, "value", status))
+        return Analysis(gpus=gpus, packages=tuple(packages), driver=cls.driver, jit_allowed=self.jit_allowed)
 
 
 def _floor_candidates(fleet_drivers: Iterable[DriverVersion]) -> list[DriverVersion]:
@@ -222,13 +231,22 @@ def _floor_candidates(fleet_drivers: Iterable[DriverVersion]) -> list[DriverVers
     return [_NO_FLOOR, *sorted(found)]
 
 
+def _class_floor(ev: _Evaluator, ccs: Sequence[ComputeCapability]) -> tuple[DriverVersion | None, Status]:
+    """(driver floor, best status) of a class: the highest of its GPUs' floors, ``None`` when one has none."""
+    per_cc = [ev.floor(cc) for cc in ccs]
+    best = worst(b for _f, b in per_cc)
+    known = [f for f, _b in per_cc if f is not None]
+    floor = max(known) if known and len(known) == len(per_cc) else None
+    return (None if floor == _NO_FLOOR else floor), best
+
+
 def judge_fleet(
-    items: Iterable[Any],
+    items: Iterable[ScanItem],
     inventory: FleetInventory,
     *,
     jit_allowed: bool = True,
     floors: bool = True,
-    items_by_env: Mapping[str, Sequence[Any]] | None = None,
+    items_by_env: Mapping[str, Sequence[ScanItem]] | None = None,
 ) -> FleetJudgement:
     """Judge ``items`` (scan items of the target) on every class of ``inventory``.
 
@@ -236,22 +254,19 @@ def judge_fleet(
     environment (by fingerprint) instead of ``items``.
     """
     shared = list(items)
-    evaluators: dict[str | None, _Evaluator] = {}
 
-    def evaluator(cls: NodeClass) -> _Evaluator:
-        key = cls.env_fingerprint if items_by_env is not None else None
-        if key not in evaluators:
-            its = shared if key is None or items_by_env is None else list(items_by_env.get(key, ()))
-            evaluators[key] = _Evaluator(its, jit_allowed)
-        return evaluators[key]
+    def env_of(cls: NodeClass) -> str | None:
+        return cls.env_fingerprint if items_by_env is not None else None
 
-    candidates = _floor_candidates(c.driver for c in inventory.classes if c.driver is not None)
     by_env: dict[str | None, list[NodeClass]] = {}
     for cls in inventory.classes:
-        by_env.setdefault(cls.env_fingerprint if items_by_env is not None else None, []).append(cls)
-    for classes in by_env.values():  # the matrix and the floors' end points: one analyze call
-        ev = evaluator(classes[0])
-        pairs = [(cc, c.driver) for c in classes for cc in c.compute_capabilities]
+        by_env.setdefault(env_of(cls), []).append(cls)
+    candidates = _floor_candidates(c.driver for c in inventory.classes if c.driver is not None)
+    evaluators: dict[str | None, _Evaluator] = {}
+    for key, classes in by_env.items():  # the matrix and the floors' end points: one analyze call
+        its = shared if key is None or items_by_env is None else list(items_by_env.get(key, ()))
+        ev = evaluators[key] = _Evaluator(its, jit_allowed)
+        pairs: list[Pair] = [(cc, c.driver) for c in classes for cc in c.compute_capabilities]
         if floors:
             ends = (candidates[0], candidates[-1])
             pairs += [(cc, d) for c in classes for cc in c.compute_capabilities for d in ends]
@@ -260,17 +275,10 @@ def judge_fleet(
             ev.find_floors((cc for c in classes for cc in c.compute_capabilities), candidates)
     out = []
     for cls in inventory.classes:
-        ev = evaluator(cls)
-        ccs = cls.compute_capabilities
-        floor: DriverVersion | None = None
+        ev = evaluators[env_of(cls)]
         if floors:
-            per_cc = [ev.floor(cc) for cc in ccs]
-            best = worst_status(b for _f, b in per_cc)
-            known = [f for f, _b in per_cc if f is not None]
-            floor = max(known) if known and len(known) == len(per_cc) else None
-            if floor == _NO_FLOOR:
-                floor = None
+            floor, best = _class_floor(ev, cls.compute_capabilities)
         else:
-            best = worst_status(s for cc in ccs for s in ev.statuses(cc, cls.driver))
+            floor, best = None, worst(s for cc in cls.compute_capabilities for s in ev.statuses(cc, cls.driver))
         out.append(ClassJudgement(cls, ev.analysis_for(cls), floor, best))
     return FleetJudgement(inventory, tuple(out), jit_allowed)

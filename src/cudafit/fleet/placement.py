@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cudafit.fleet.gfd import GFD_PRODUCT, driver_label_keys
 from cudafit.fleet.inventory import FleetNode
 from cudafit.fleet.selectors import node_affinity_selects
+
+if TYPE_CHECKING:
+    from cudafit.fleet.judge import FleetJudgement
+    from cudafit.model import JsonDict
 
 __all__ = ["kubernetes_affinity", "placement", "ray_selector", "ray_selector_selects"]
 
@@ -25,7 +29,7 @@ _RAY_ACCEL = "ray.io/accelerator-type"
 _RAY_NODE = "ray.io/node-id"
 
 
-def _affinity(terms: list[list[dict[str, Any]]]) -> dict[str, Any]:
+def _affinity(terms: list[list[JsonDict]]) -> JsonDict:
     return {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -35,7 +39,7 @@ def _affinity(terms: list[list[dict[str, Any]]]) -> dict[str, Any]:
     }
 
 
-def _in(key: str, values: Iterable[str]) -> dict[str, Any]:
+def _in(key: str, values: Iterable[str]) -> JsonDict:
     return {"key": key, "operator": "In", "values": sorted(set(values))}
 
 
@@ -43,7 +47,7 @@ def _exact(selects: Callable[[Mapping[str, str]], bool], nodes: Sequence[FleetNo
     return {n.name for n in nodes if selects(n.labels)} == want
 
 
-def kubernetes_affinity(nodes: Sequence[FleetNode], runs: set[str]) -> tuple[dict[str, Any] | None, str]:
+def kubernetes_affinity(nodes: Sequence[FleetNode], runs: set[str]) -> tuple[JsonDict | None, str]:
     """(``affinity`` block, note) selecting exactly the nodes named in ``runs``."""
     chosen = [n for n in nodes if n.name in runs]
     if not chosen:
@@ -60,7 +64,7 @@ def kubernetes_affinity(nodes: Sequence[FleetNode], runs: set[str]) -> tuple[dic
     others = [n for n in nodes if n.name not in runs]
     whole = sorted(p for p in products if not any(o.labels.get(GFD_PRODUCT) == p for o in others))
     split = sorted(p for p in products if p not in whole)
-    terms: list[list[dict[str, Any]]] = [[_in(GFD_PRODUCT, whole)]] if whole else []
+    terms: list[list[JsonDict]] = [[_in(GFD_PRODUCT, whole)]] if whole else []
     for p in split:  # the product runs with some drivers only: pin those drivers
         keys = driver_label_keys(products[p][0].labels)
         if not keys or any(driver_label_keys(n.labels) != keys for n in products[p]):
@@ -99,7 +103,7 @@ def _ray_predicate(selector: Mapping[str, str]) -> Callable[[Mapping[str, str]],
     return lambda labels: ray_selector_selects(selector, labels)
 
 
-def ray_selector(nodes: Sequence[FleetNode], runs: set[str]) -> tuple[dict[str, Any] | None, str]:
+def ray_selector(nodes: Sequence[FleetNode], runs: set[str]) -> tuple[JsonDict | None, str]:
     """(``{"label_selector": ..., "resources": ...}``, note) selecting exactly the nodes in ``runs``.
 
     Values are written ``in(a,b)`` without spaces: Ray 2.60 keeps a space as part of the next value.
@@ -117,7 +121,7 @@ def ray_selector(nodes: Sequence[FleetNode], runs: set[str]) -> tuple[dict[str, 
             continue
         sel = {key: values[0] if len(values) == 1 else f"in({','.join(values)})"}
         if _exact(_ray_predicate(sel), alive, runs):
-            out: dict[str, Any] = {"label_selector": sel, "resources": None}
+            out: JsonDict = {"label_selector": sel, "resources": None}
             if key == _RAY_ACCEL and len(values) == 1:
                 # Ray gives every GPU node an accelerator_type:<type> resource; a sliver of it pins the type.
                 out["resources"] = {f"accelerator_type:{values[0]}": 0.001}
@@ -134,12 +138,12 @@ def ray_selector(nodes: Sequence[FleetNode], runs: set[str]) -> tuple[dict[str, 
     return None, "no exact Ray selector for these nodes"
 
 
-def placement(judgement: Any, *, statuses: Sequence[str] = ("native", "jit", "none")) -> dict[str, Any]:
-    """Placement for the classes whose verdict is in ``statuses`` (``cudafit.fleet-check/1`` form)."""
-    classes = [c for c in judgement.classes if c.status in statuses]
+def placement(judgement: FleetJudgement) -> JsonDict:
+    """Placement for the classes where the target runs (``cudafit.fleet-check/1`` form)."""
+    classes = judgement.runs
     runs = {n.name for c in classes for n in c.cls.nodes}
     nodes = judgement.inventory.nodes
-    out: dict[str, Any] = {"classes": [c.cls.id for c in classes], "node_count": len(runs)}
+    out: JsonDict = {"classes": [c.cls.id for c in classes], "node_count": len(runs)}
     if any(GFD_PRODUCT in n.labels or "kubernetes.io/hostname" in n.labels for n in nodes):
         aff, note = kubernetes_affinity(nodes, runs)
         out["kubernetes"] = {"affinity": aff, "note": note}

@@ -11,7 +11,11 @@ from __future__ import annotations
 import os
 import socket
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cudafit.model import JsonDict
+    from cudafit.targets.interface import ScanItem
 
 __all__ = ["probe_node", "scan_node_env"]
 
@@ -34,15 +38,15 @@ def _nvml_module() -> Any | None:
     return None
 
 
-def probe_node(scan_env: bool) -> dict[str, Any]:
+def probe_node(scan_env: bool) -> JsonDict:
     """This node's ``cudafit.gpus/1`` inventory, hostname and (``scan_env``) installed distributions."""
-    from cudafit import probe
+    from cudafit.probe import clear_cache, inventory_to_dict, probe_machine
 
-    probe.clear_cache()  # a worker process is reused: every fleet probe asks NVML afresh
-    inv = probe.probe_machine(nvml=_nvml_module())
-    out: dict[str, Any] = {
+    clear_cache()  # a worker process is reused: every fleet probe asks NVML afresh
+    inv = probe_machine(nvml=_nvml_module())
+    out: JsonDict = {
         "hostname": socket.gethostname(),
-        "inventory": probe.inventory_to_dict(inv),
+        "inventory": inventory_to_dict(inv),
         "env": None,
     }
     if scan_env:
@@ -54,7 +58,7 @@ def probe_node(scan_env: bool) -> dict[str, Any]:
     return out
 
 
-def scan_node_env(sites: list[str]) -> list[Any]:
+def scan_node_env(sites: list[str]) -> list[ScanItem]:
     """The scan items (binary facts, metadata and bytes only) of this node's environment."""
     from cudafit.targets.cache import scan_cache
     from cudafit.targets.env import EnvironmentTarget

@@ -18,10 +18,13 @@ import os
 import socket
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudafit.errors import FleetError
 from cudafit.fleet.inventory import FleetInventory, FleetNode, NodeEnv, build_inventory, node_from_inventory
+
+if TYPE_CHECKING:
+    from cudafit.targets.interface import ScanItem
 
 __all__ = ["disconnect", "fetch_env_items", "ray_inventory"]
 
@@ -62,7 +65,7 @@ def _connect(ray: Any, address: str | None, timeout: float) -> bool:
     _check_reachable(addr, timeout)
     import logging
 
-    import cudafit
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this cudafit, shipped to the nodes
 
     try:
         ray.init(
@@ -71,7 +74,7 @@ def _connect(ray: Any, address: str | None, timeout: float) -> bool:
             log_to_driver=False,
             logging_level=logging.ERROR,
             configure_logging=False,
-            runtime_env={"py_modules": [os.path.dirname(cudafit.__file__)]},
+            runtime_env={"py_modules": [package]},
             namespace="cudafit-fleet",
         )
     except ConnectionError as err:
@@ -123,78 +126,77 @@ def _node_from_answer(
     )
 
 
+def _pinned(remote: Any, node_id: str, **options: Any) -> Any:
+    """The remote function ``remote`` (made once: Ray exports each one) as a task that runs on ``node_id`` or not
+    at all, holding no CPU or GPU, never retried."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    strategy = NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
+    return remote.options(num_cpus=0, num_gpus=0, max_retries=0, scheduling_strategy=strategy, **options)
+
+
+def _probe_all(ray: Any, nodes: Sequence[Mapping[str, Any]], timeout: float, scan_env: bool) -> dict[str, Any]:
+    """Node id -> the probe's answer, or the exception its task raised; nodes that did not answer within
+    ``timeout`` (one deadline for all) are absent, their tasks cancelled."""
+    from cudafit.fleet.ray_probe import probe_node
+
+    remote = ray.remote(probe_node)
+    refs: dict[Any, str] = {}
+    for n in nodes:
+        if n.get("Alive"):
+            refs[_pinned(remote, n["NodeID"], name="cudafit-probe").remote(scan_env)] = n["NodeID"]
+    deadline = time.monotonic() + timeout
+    ready, pending = ray.wait(list(refs), num_returns=len(refs), timeout=max(timeout, 0.0)) if refs else ([], [])
+    answers: dict[str, Any] = {}
+    for ref in ready:
+        try:
+            answers[refs[ref]] = ray.get(ref, timeout=max(deadline - time.monotonic(), 1.0))
+        except Exception as err:  # RayTaskError, WorkerCrashedError, NodeDiedError, TaskUnschedulableError...
+            answers[refs[ref]] = err
+    for ref in pending:
+        with contextlib.suppress(Exception):  # best effort: the node is reported as timed out either way
+            ray.cancel(ref, force=True)
+    return answers
+
+
+def _node_of(n: Mapping[str, Any], name: str, answer: Any, timeout: float) -> FleetNode:
+    """One node of ``ray.nodes()`` with its probe's answer (``None``: none in time): every node is reported."""
+    nid = str(n["NodeID"])
+    labels = {str(k): str(v) for k, v in (n.get("Labels") or {}).items()}
+    if not n.get("Alive"):
+        why = "Ray lists the node as dead"
+        if n.get("DeathReasonMessage"):
+            why += f": {n['DeathReasonMessage']}"
+        return FleetNode(name, "ray", "dead", labels=labels, problems=(why,), node_id=nid)
+    if answer is None:
+        return FleetNode(
+            name,
+            "ray",
+            "timeout",
+            labels=labels,
+            problems=(f"no answer from the probe within {timeout:g} s",),
+            fix="the node may be overloaded or its NVML hung: run cudafit gpus on it, or raise --timeout",
+            node_id=nid,
+        )
+    if isinstance(answer, BaseException):
+        msg = str(answer).strip().splitlines()
+        problem = f"the probe task failed: {type(answer).__name__}: {msg[-1] if msg else ''}"
+        return FleetNode(name, "ray", "unreachable", labels=labels, problems=(problem,), node_id=nid)
+    gpus = float((n.get("Resources") or {}).get("GPU", 0) or 0)
+    return _node_from_answer(name, nid, answer, labels, gpus)
+
+
 def ray_inventory(
     *, address: str | None = None, timeout: float = 60.0, scan_env: bool = False, keep_connection: bool = False
 ) -> FleetInventory:
     """Probe every alive node of the Ray cluster at ``address`` (``auto`` / ``RAY_ADDRESS`` by default)."""
     ray = _import_ray()
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
-    from cudafit.fleet.ray_probe import probe_node
-
     connected = _connect(ray, address, timeout)
     try:
         nodes = list(ray.nodes())
         names = _names(nodes)
-        remote = ray.remote(probe_node)
-        refs: dict[Any, str] = {}
-        for n in nodes:
-            if n.get("Alive"):
-                strategy = NodeAffinitySchedulingStrategy(node_id=n["NodeID"], soft=False)
-                ref = remote.options(
-                    num_cpus=0, num_gpus=0, max_retries=0, scheduling_strategy=strategy, name="cudafit-probe"
-                ).remote(scan_env)
-                refs[ref] = n["NodeID"]
-        deadline = time.monotonic() + timeout
-        ready, pending = ray.wait(list(refs), num_returns=len(refs), timeout=max(timeout, 0.0)) if refs else ([], [])
-        answers: dict[str, Any] = {}
-        for ref in ready:
-            try:
-                answers[refs[ref]] = ray.get(ref, timeout=max(deadline - time.monotonic(), 1.0))
-            except Exception as err:  # RayTaskError, WorkerCrashedError, NodeDiedError, TaskUnschedulableError...
-                answers[refs[ref]] = err
-        for ref in pending:
-            with contextlib.suppress(Exception):  # best effort: the node is reported as timed out either way
-                ray.cancel(ref, force=True)
-        out: list[FleetNode] = []
-        for n in nodes:
-            nid = str(n["NodeID"])
-            labels = {str(k): str(v) for k, v in (n.get("Labels") or {}).items()}
-            gpus = float((n.get("Resources") or {}).get("GPU", 0) or 0)
-            name = names[nid]
-            if not n.get("Alive"):
-                why = "Ray lists the node as dead"
-                if n.get("DeathReasonMessage"):
-                    why += f": {n['DeathReasonMessage']}"
-                out.append(FleetNode(name, "ray", "dead", labels=labels, problems=(why,), node_id=nid))
-                continue
-            answer = answers.get(nid)
-            if answer is None:
-                out.append(
-                    FleetNode(
-                        name,
-                        "ray",
-                        "timeout",
-                        labels=labels,
-                        problems=(f"no answer from the probe within {timeout:g} s",),
-                        fix="the node may be overloaded or its NVML hung: run cudafit gpus on it, or raise --timeout",
-                        node_id=nid,
-                    )
-                )
-            elif isinstance(answer, BaseException):
-                msg = str(answer).strip().splitlines()
-                out.append(
-                    FleetNode(
-                        name,
-                        "ray",
-                        "unreachable",
-                        labels=labels,
-                        problems=(f"the probe task failed: {type(answer).__name__}: {msg[-1] if msg else ''}",),
-                        node_id=nid,
-                    )
-                )
-            else:
-                out.append(_node_from_answer(name, nid, answer, labels, gpus))
+        answers = _probe_all(ray, nodes, timeout, scan_env)
+        out = [_node_of(n, names[str(n["NodeID"])], answers.get(str(n["NodeID"])), timeout) for n in nodes]
         where = address or os.environ.get("RAY_ADDRESS") or "auto"
         return build_inventory(out, f"ray:{where}", by_env=scan_env)
     finally:
@@ -202,15 +204,13 @@ def ray_inventory(
             disconnect()
 
 
-def fetch_env_items(inv: FleetInventory, *, timeout: float = 600.0) -> dict[str, list[Any]]:
+def fetch_env_items(inv: FleetInventory, *, timeout: float = 600.0) -> dict[str, list[ScanItem]]:
     """Scan each distinct node environment once, on a node that has it: fingerprint -> scan items.
 
     Needs the Ray connection :func:`ray_inventory` kept open (``keep_connection=True``); closes it
     if cudafit opened it.
     """
     ray = _import_ray()
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
     from cudafit.fleet.ray_probe import scan_node_env
 
     try:
@@ -218,11 +218,8 @@ def fetch_env_items(inv: FleetInventory, *, timeout: float = 600.0) -> dict[str,
         refs: dict[str, Any] = {}
         for n in inv.nodes:
             if n.judged and n.env is not None and n.env.fingerprint not in refs and n.node_id:
-                strategy = NodeAffinitySchedulingStrategy(node_id=n.node_id, soft=False)
-                refs[n.env.fingerprint] = remote.options(
-                    num_cpus=0, num_gpus=0, max_retries=0, scheduling_strategy=strategy
-                ).remote(list(n.env.sites))
-        out: dict[str, list[Any]] = {}
+                refs[n.env.fingerprint] = _pinned(remote, n.node_id).remote(list(n.env.sites))
+        out: dict[str, list[ScanItem]] = {}
         for fp, ref in refs.items():
             try:
                 out[fp] = ray.get(ref, timeout=timeout)

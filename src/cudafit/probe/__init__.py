@@ -13,9 +13,13 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudafit.probe.inventory import GpuDevice, Inventory, Toolchain
+
+if TYPE_CHECKING:
+    from cudafit.model import ComputeCapability, CudaVersion, DriverVersion, JsonDict
+    from cudafit.probe.backends import Runner
 
 __all__ = [
     "GpuDevice",
@@ -29,7 +33,7 @@ __all__ = [
     "probe_machine",
 ]
 
-_CACHE: dict[tuple[Any, ...], Inventory] = {}
+_CACHE: dict[tuple[object, ...], Inventory] = {}
 #: How :func:`cudafit.probe.backends.probe_nvml` says that NVML's shared library is not on this machine.
 _NO_NVML_LIBRARY = "libnvidia-ml.so (NVML) not found"
 
@@ -45,54 +49,23 @@ def probe_machine(
     toolchains: bool = False,
     env: Mapping[str, str] | None = None,
     nvml: Any | None = None,
-    smi_runner: Any | None = None,
+    smi_runner: Runner | None = None,
     cuda_lib: Any | None = None,
     sites: Sequence[str] | None = None,
 ) -> Inventory:
-    """Probe this machine.  Every argument after ``toolchains`` injects a backend (tests use fakes)."""
+    """Probe this machine.  Every argument after ``toolchains`` injects a backend (tests use fakes): ``nvml``
+    a ``pynvml``-shaped module, ``cuda_lib`` a ``libcuda`` handle (both duck-typed: ``Any``)."""
     fake = (os.environ if env is None else env).get("CUDAFIT_FAKE_NVML")
     key = (deep, toolchains, id(env), id(nvml), id(smi_runner), id(cuda_lib), tuple(sites or ()), fake)
     if key in _CACHE:
         return _CACHE[key]
-    from cudafit.probe.backends import probe_cuda_driver, probe_nvidia_smi, probe_nvml, real_runner
     from cudafit.probe.ordering import assign_cuda_indices
 
     environ: Mapping[str, str] = os.environ if env is None else env
-    nvml_label = "nvml"
-    if nvml is None:
-        from cudafit.probe.fake import fake_nvml_from_env
-
-        replay = fake_nvml_from_env(environ)
-        if replay is not None:  # a recorded host replayed (fleet tests): the source says so
-            nvml, nvml_label = replay
-    devices, driver, cuda, problems = probe_nvml(nvml)
-    if nvml_label != "nvml":
-        devices = [replace(d, source=nvml_label) for d in devices]
-    source = nvml_label if devices or driver else None
-    # A replay never falls back to this machine's nvidia-smi, and neither does a machine without NVML's
-    # library: nvidia-smi is built on libnvidia-ml, so it cannot answer there, and a hung one (a wedged
-    # kernel module) would cost its whole timeout for nothing.
-    no_nvml_library = smi_runner is None and any(_NO_NVML_LIBRARY in p for p in problems)
-    if source is None and nvml_label == "nvml" and not no_nvml_library:
-        d2, drv2, _c2, p2 = probe_nvidia_smi(smi_runner or real_runner)
-        if d2 or drv2:
-            devices, driver, source = d2, drv2, "nvidia-smi"
-            problems = [*problems, *p2] if not d2 else problems
-        else:
-            problems = [*problems, *p2]
+    devices, driver, cuda, problems, source = _probe_devices(environ, nvml, smi_runner)
     driver_order: list[str] | None = None
     if deep and devices:
-        infos, p3 = probe_cuda_driver(cuda_lib)
-        problems.extend(p3)
-        if infos:
-            by_bus = {i.get("pci_bus_id"): i for i in infos}
-            driver_order = [str(i.get("pci_bus_id")) for i in infos]
-            enriched = []
-            for d in devices:
-                info = by_bus.get(d.pci_bus_id)
-                limits = {k: int(v) for k, v in (info or {}).items() if k.startswith(("sm_", "max_"))}
-                enriched.append(GpuDevice(**{**d.__dict__, "limits": limits}))
-            devices = enriched
+        devices, driver_order = _with_driver_limits(devices, cuda_lib, problems)
     if driver_order is None and devices:
         driver_order = _torch_order()  # the caller's own CUDA enumeration, when it already initialised CUDA
     if not devices and driver is None and not any("not found" in p or "not installed" in p for p in problems):
@@ -119,6 +92,58 @@ def probe_machine(
     return inv
 
 
+def _probe_devices(
+    environ: Mapping[str, str], nvml: Any | None, smi_runner: Runner | None
+) -> tuple[list[GpuDevice], DriverVersion | None, CudaVersion | None, list[str], str | None]:
+    """(devices, driver, CUDA driver version, problems, source): NVML (or a recorded host replayed through
+    ``CUDAFIT_FAKE_NVML``), then ``nvidia-smi`` where NVML's library exists but answered nothing."""
+    from cudafit.probe.backends import probe_nvidia_smi, probe_nvml, real_runner
+
+    nvml_label = "nvml"
+    if nvml is None:
+        from cudafit.probe.fake import fake_nvml_from_env
+
+        replay = fake_nvml_from_env(environ)
+        if replay is not None:  # a recorded host replayed (fleet tests): the source says so
+            nvml, nvml_label = replay
+    devices, driver, cuda, problems = probe_nvml(nvml)
+    if nvml_label != "nvml":
+        devices = [replace(d, source=nvml_label) for d in devices]
+    source = nvml_label if devices or driver else None
+    # A replay never falls back to this machine's nvidia-smi, and neither does a machine without NVML's
+    # library: nvidia-smi is built on libnvidia-ml, so it cannot answer there, and a hung one (a wedged
+    # kernel module) would cost its whole timeout for nothing.
+    no_nvml_library = smi_runner is None and any(_NO_NVML_LIBRARY in p for p in problems)
+    if source is None and nvml_label == "nvml" and not no_nvml_library:
+        d2, drv2, _c2, p2 = probe_nvidia_smi(smi_runner or real_runner)
+        if d2 or drv2:
+            devices, driver, source = d2, drv2, "nvidia-smi"
+            problems = [*problems, *p2] if not d2 else problems
+        else:
+            problems = [*problems, *p2]
+    return devices, driver, cuda, problems, source
+
+
+def _with_driver_limits(
+    devices: list[GpuDevice], cuda_lib: Any | None, problems: list[str]
+) -> tuple[list[GpuDevice], list[str] | None]:
+    """The devices with the CUDA driver API's per-device limits, and the driver's ordinal order by PCI bus
+    id (``None`` when the driver API answered nothing); its problems are added to ``problems``."""
+    from cudafit.probe.backends import probe_cuda_driver
+
+    infos, more = probe_cuda_driver(cuda_lib)
+    problems.extend(more)
+    if not infos:
+        return devices, None
+    by_bus = {i.get("pci_bus_id"): i for i in infos}
+    enriched = []
+    for d in devices:
+        info = by_bus.get(d.pci_bus_id)
+        limits = {k: int(v) for k, v in (info or {}).items() if k.startswith(("sm_", "max_"))}
+        enriched.append(GpuDevice(**{**d.__dict__, "limits": limits}))
+    return enriched, [str(i.get("pci_bus_id")) for i in infos]
+
+
 def _default_sites() -> list[str]:
     import sysconfig
 
@@ -126,7 +151,7 @@ def _default_sites() -> list[str]:
     return list(dict.fromkeys([paths["purelib"], paths["platlib"]]))
 
 
-def declared_inventory(names: Sequence[str]) -> tuple[Inventory, list[dict[str, Any]]]:
+def declared_inventory(names: Sequence[str]) -> tuple[Inventory, list[JsonDict]]:
     """GPUs named by the user (``--gpu NAME``), resolved by the rules' GPU table.
 
     Returns the inventory and the resolution errors (each with the candidates).
@@ -135,7 +160,7 @@ def declared_inventory(names: Sequence[str]) -> tuple[Inventory, list[dict[str, 
     from cudafit.rules.gpus import resolve_gpu
 
     devices: list[GpuDevice] = []
-    errors: list[dict[str, Any]] = []
+    errors: list[JsonDict] = []
     for name in names:
         try:
             r = resolve_gpu(name)
@@ -180,7 +205,7 @@ def inventory_from_dict(doc: Any, *, source: str, where: str | None = None) -> I
     where = where or source
     parsed = convert(doc, GpusDocument, where)
     devices = []
-    ccs: dict[str, Any] = {}  # a machine (or a fleet file) repeats a few models many times
+    ccs: dict[str, ComputeCapability] = {}  # a machine (or a fleet file) repeats a few models many times
     for i, g in enumerate(parsed.gpus):
         text = g.compute_capability
         try:
@@ -208,7 +233,7 @@ def inventory_from_dict(doc: Any, *, source: str, where: str | None = None) -> I
     return Inventory(devices=tuple(devices), source=source, driver_version=driver, problems=tuple(parsed.problems))
 
 
-def inventory_to_dict(inv: Inventory) -> dict[str, Any]:
+def inventory_to_dict(inv: Inventory) -> JsonDict:
     """The machine-inventory form of ``cudafit.gpus/1``."""
     from cudafit.rules.tables import cc_limits
 
@@ -216,7 +241,7 @@ def inventory_to_dict(inv: Inventory) -> dict[str, Any]:
     driver = str(inv.driver_version) if inv.driver_version else None
     for d in inv.devices:
         table = cc_limits(d.compute_capability) if d.compute_capability else None
-        limits: dict[str, Any] = dict(d.limits)
+        limits: dict[str, int] = dict(d.limits)
         if table is not None:
             limits.setdefault("max_shared_memory_per_block_optin", table.max_shared_memory_per_block_optin)
             limits.setdefault("max_shared_memory_per_sm", table.max_shared_memory_per_sm)

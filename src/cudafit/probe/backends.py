@@ -254,7 +254,7 @@ _ATTRS = {
 }
 
 
-def probe_cuda_driver(lib: Any | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+def probe_cuda_driver(lib: Any | None = None) -> tuple[list[dict[str, int | str]], list[str]]:
     """CUDA ordinals with their attributes, from the driver API (``cuInit`` runs: only with ``--deep``).
 
     Returns a list in CUDA ordinal order (the driver's own order under the current
@@ -272,11 +272,11 @@ def probe_cuda_driver(lib: Any | None = None) -> tuple[list[dict[str, Any]], lis
         count = ctypes.c_int(0)
         if lib.cuDeviceGetCount(ctypes.byref(count)) != 0:
             return [], ["CUDA driver API: cuDeviceGetCount failed"]
-        out: list[dict[str, Any]] = []
+        out: list[dict[str, int | str]] = []
         for ordinal in range(count.value):
             dev = ctypes.c_int(0)
             lib.cuDeviceGet(ctypes.byref(dev), ordinal)
-            info: dict[str, Any] = {"cuda_index": ordinal}
+            info: dict[str, int | str] = {"cuda_index": ordinal}
             for key, attr in _ATTRS.items():
                 val = ctypes.c_int(0)
                 if lib.cuDeviceGetAttribute(ctypes.byref(val), attr, dev) == 0:

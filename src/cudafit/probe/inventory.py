@@ -7,9 +7,8 @@ Probing never raises: a missing driver, a broken NVML, a hung ``nvidia-smi`` all
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
 
-from cudafit.model import ComputeCapability, CudaVersion, DriverVersion
+from cudafit.model import ComputeCapability, CudaVersion, DriverVersion, JsonDict
 
 __all__ = ["GpuDevice", "Inventory", "Toolchain"]
 
@@ -51,7 +50,7 @@ class Toolchain:
     targets: tuple[str, ...] = ()
     problem: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonDict:
         """JSON form."""
         return {
             "name": self.name,

@@ -5,7 +5,8 @@
 * Triton's bundled ptxas (``triton/backends/nvidia/bin/ptxas``, or ``TRITON_PTXAS_PATH``): a
   ptxas that predates a GPU's arch cannot compile Triton kernels for it; its version is read from
   the binary (it belongs to a scanned package, so it is never run).
-* torch's CUDA version, read from ``torch/version.py`` as text (never imported).
+* torch's CUDA version, read from ``torch/version.py`` as text (never imported; the reader is
+  :func:`cudafit.targets.runtime.read_torch_version`, which the env target needs too).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from cudafit.probe.backends import Runner, real_runner
 from cudafit.probe.inventory import Toolchain
+from cudafit.targets.runtime import read_torch_version, torch_version_from_text
 
 __all__ = ["find_nvcc", "find_triton_ptxas", "iter_toolchains", "read_torch_version", "torch_version_from_text"]
 
@@ -60,7 +62,7 @@ def find_triton_ptxas(sites: Sequence[str], env: Mapping[str, str], runner: Runn
     if not exe:
         return None
     # Read from the binary's own version string: Triton's ptxas is part of what is scanned, never run.
-    from cudafit.targets.compilers import read_cuda_release
+    from cudafit.targets.compilers import read_cuda_release  # probe -> targets, never the other way
 
     release = read_cuda_release(exe)
     version = f"{release.major}.{release.minor}" if release is not None else None
@@ -72,26 +74,6 @@ def find_triton_ptxas(sites: Sequence[str], env: Mapping[str, str], runner: Runn
 
         targets = tuple(str(t) for t in toolkit_targets(parse_cuda_version(version)))
     return Toolchain("triton-ptxas", exe, version, targets, problem)
-
-
-def read_torch_version(sites: Sequence[str]) -> tuple[str | None, str | None]:
-    """(torch version, its CUDA version) from ``torch/version.py`` read as text; ``(None, None)`` if absent."""
-    for site in sites:
-        path = os.path.join(site, "torch", "version.py")
-        try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read(65536)
-        except OSError:
-            continue
-        return torch_version_from_text(text)
-    return None, None
-
-
-def torch_version_from_text(text: str) -> tuple[str | None, str | None]:
-    """(``__version__``, ``cuda``) of a ``torch/version.py`` read as text (never imported)."""
-    ver = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)", text, re.M)
-    cuda = re.search(r"^cuda\s*(?::\s*[^=]+)?=\s*['\"]([^'\"]+)['\"]", text, re.M)
-    return (ver.group(1) if ver else None), (cuda.group(1) if cuda else None)
 
 
 def iter_toolchains(sites: Sequence[str], env: Mapping[str, str], runner: Runner = real_runner) -> list[Toolchain]:

@@ -18,9 +18,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from cudafit.actions import JsonDict
     from cudafit.audit.core import AuditResult, Fix, Gap, MemberResult, Policy, TargetResult
-    from cudafit.model import ComputeCapability
+    from cudafit.model import ComputeCapability, JsonDict
 
 __all__ = ["AUDIT_SCHEMA", "audit_document", "audit_renderers", "render_junit", "render_sarif", "render_text"]
 

@@ -11,8 +11,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from cudafit import __version__
-from cudafit.actions import JsonDict, action_rank, inside_site, modules_without_code
+from cudafit.actions import action_rank, inside_site, modules_without_code
 from cudafit.analysis import Analysis, PackageResult
+from cudafit.model import JsonDict
 from cudafit.report.console import gpu_title
 from cudafit.report.formats import Renderers
 from cudafit.report.matrix import STATUS_COLORS as _COLORS

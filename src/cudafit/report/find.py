@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from cudafit.actions import JsonDict
     from cudafit.find import CandidateResult, FindResult
+    from cudafit.model import JsonDict
 
 __all__ = ["FIND_SCHEMA", "find_document", "render_text"]
 

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from cudafit import __version__
-from cudafit.actions import JsonDict, action_rank
+from cudafit.actions import action_rank
+from cudafit.model import JsonDict
 from cudafit.report.check import _HTML_COLORS, _cell, cell_title, html_legend, html_stamp  # as one machine's
 from cudafit.report.console import gpu_title, plural
 from cudafit.report.formats import Renderers
@@ -82,7 +83,7 @@ def fleet_check_document(judgement: FleetJudgement, *, placement: JsonDict | Non
     return {
         "schema": FLEET_CHECK_SCHEMA,
         "cudafit_version": __version__,
-        "status": judgement.status if judgement.classes else "none",
+        "status": judgement.status.value if judgement.classes else "none",
         "jit_allowed": judgement.jit_allowed,
         "fleet": {
             "source": inv.source,
@@ -106,8 +107,8 @@ def _class_dict(cj: ClassJudgement, doc: JsonDict) -> JsonDict:
     c: JsonDict = cj.cls.to_dict()
     c.update(
         {
-            "status": cj.status,
-            "best_status": cj.best_status,
+            "status": cj.status.value,
+            "best_status": cj.best_status.value,
             "driver_floor": str(cj.driver_floor) if cj.driver_floor else None,
             "driver_limited": cj.driver_limited,
             "gpus_judged": doc["gpus"],

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cudafit.actions import JsonDict
+    from cudafit.model import JsonDict
 
 if sys.version_info >= (3, 11):
     from typing import assert_never

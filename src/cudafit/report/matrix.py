@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cudafit.actions import JsonDict
+    from cudafit.model import JsonDict
 
 __all__ = ["STATUS_COLORS", "GpuColumn", "coverage_ranges", "gpu_columns", "render_matrix", "short_gpu_name"]
 

@@ -18,8 +18,7 @@ from cudafit.binary.facts import BinaryFacts, EntryKind, FatbinEntry, KernelInfo
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cudafit.actions import JsonDict
-    from cudafit.model import ArchVariant
+    from cudafit.model import ArchVariant, JsonDict
 
 __all__ = [
     "SCAN_SCHEMA",

@@ -18,9 +18,9 @@ from cudafit.verify.plan import SKIP_MEANINGS
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from cudafit.actions import JsonDict
+    from cudafit.model import JsonDict
     from cudafit.verify import Check, ModuleResult, VerifyResult
-    from cudafit.verify.plan import ModuleTarget
+    from cudafit.verify.plan import ModuleLoad
 
 __all__ = [
     "ROLE_NOTE",
@@ -66,7 +66,7 @@ def _check_dict(gi: int, c: Check) -> JsonDict:
         }
     return {
         "gpu": gi,
-        "predicted": {"status": e.status, "reason": e.reason},
+        "predicted": {"status": e.status.value, "reason": e.reason},
         "expected": e.expected,
         "serves": e.serves,
         "loaded": e.load,
@@ -76,7 +76,7 @@ def _check_dict(gi: int, c: Check) -> JsonDict:
     }
 
 
-def _disagreement(k: int, gi: int, t: ModuleTarget, c: Check) -> JsonDict:
+def _disagreement(k: int, gi: int, t: ModuleLoad, c: Check) -> JsonDict:
     """One ``disagreements[]`` row: module ``k`` on GPU ``gi``, where the driver answered otherwise."""
     e, a = c.expectation, c.answer
     return {
@@ -86,7 +86,7 @@ def _disagreement(k: int, gi: int, t: ModuleTarget, c: Check) -> JsonDict:
         "index": t.index,
         "sass": list(t.sass),
         "ptx": list(t.ptx),
-        "predicted": e.status,
+        "predicted": e.status.value,
         "reason": e.reason,
         "expected": e.expected,
         "driver": a.name if a is not None else None,
@@ -95,7 +95,7 @@ def _disagreement(k: int, gi: int, t: ModuleTarget, c: Check) -> JsonDict:
 
 def _module_dict(m: ModuleResult) -> JsonDict:
     """One ``modules[]`` row: where the module is, its archs, and its check on each GPU."""
-    t = m.target
+    t = m.module
     return {
         "package": t.package,
         "version": t.version,
@@ -115,7 +115,7 @@ def verify_document(result: VerifyResult) -> JsonDict:
     """The ``cudafit.verify/1`` document of a :class:`~cudafit.verify.VerifyResult`."""
     modules = [_module_dict(m) for m in result.modules]
     disagreements = [
-        _disagreement(k, gi, m.target, c)
+        _disagreement(k, gi, m.module, c)
         for k, m in enumerate(result.modules)
         for gi, c in enumerate(m.checks)
         if c.verdict == "disagree"

@@ -21,6 +21,7 @@ from typing import Any
 
 from cudafit import __version__
 from cudafit.binary.facts import BinaryFacts
+from cudafit.model import JsonDict
 
 __all__ = ["KINDS", "CachePart", "ScanCache", "cache_dir", "clear_cache", "iter_cache_parts", "renamed", "scan_cache"]
 
@@ -35,7 +36,7 @@ def _format() -> str:
     import hashlib
 
     from cudafit.binary.facts import FatbinEntry, Module
-    from cudafit.targets.interface import ScanItem
+    from cudafit.targets.items import ScanItem
 
     shape = [f.name for f in dataclasses.fields(BinaryFacts)] + [f.name for f in dataclasses.fields(Module)]
     shape += list(FatbinEntry._fields)
@@ -203,7 +204,7 @@ class ScanCache:
             return None
         return os.path.join(self.archives_dir, f"{key[:40]}-{mode}.pickle")
 
-    def get_archive(self, key: str, mode: bool | str) -> dict[str, Any] | None:
+    def get_archive(self, key: str, mode: bool | str) -> JsonDict | None:
         """A wheel's earlier scan (``items``, ``sha256``, the ``stats`` it was seen with), by the key of its
         central directory (``wheel_members.archive_key``); the caller verifies it is the same file."""
         path = self._archive_file(key, mode)
@@ -212,7 +213,7 @@ class ScanCache:
         found = _load_store(path).get(key)
         return found if isinstance(found, dict) and isinstance(found.get("items"), list) else None
 
-    def put_archive(self, key: str, mode: bool | str, record: dict[str, Any]) -> None:
+    def put_archive(self, key: str, mode: bool | str, record: JsonDict) -> None:
         """Remember a wheel's scan (one small file per wheel; the oldest go beyond :data:`_MAX_ARCHIVES`)."""
         path = self._archive_file(key, mode)
         if path is None:
@@ -302,7 +303,9 @@ def current() -> ScanCache | None:
     return _active[-1] if _active else None
 
 
-def cached_inspect(path: str, name: str | None = None, *, embedded: bool | None = None, summary: bool = False) -> Any:
+def cached_inspect(
+    path: str, name: str | None = None, *, embedded: bool | None = None, summary: bool = False
+) -> BinaryFacts:
     """``inspect_path`` through the active cache (``embedded`` overrides the scan's mode for this file;
     ``summary``: embedded fatbins read and kept one per distinct arch list, for verdicts)."""
     from cudafit.binary import inspect_path
@@ -311,7 +314,7 @@ def cached_inspect(path: str, name: str | None = None, *, embedded: bool | None 
     if embedded is None:
         embedded = bool(cache and cache.embedded)
 
-    def read() -> Any:
+    def read() -> BinaryFacts:
         facts = inspect_path(path, name=name, embedded=embedded or summary)
         return facts.with_embedded_summary() if summary else facts
 

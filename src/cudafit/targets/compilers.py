@@ -22,11 +22,15 @@ import zipfile
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from cudafit.binary.facts import EntryKind
 from cudafit.model import CudaVersion
 from cudafit.rules.compilers import RuntimeCompiler, compilers_data, release_compilers
+
+if TYPE_CHECKING:
+    from cudafit.targets.cache import _ShardedStore
+    from cudafit.targets.interface import ScanItem
 
 __all__ = [
     "ProviderMap",
@@ -105,10 +109,10 @@ def _scan(path: str, kind: str, patterns: tuple[re.Pattern[bytes], ...], first_o
     return found
 
 
-_STORES: dict[str, Any] = {}
+_STORES: dict[str, _ShardedStore] = {}
 
 
-def _store() -> Any:
+def _store() -> _ShardedStore | None:
     """The active scan cache's store of compiler reads (``None`` with ``--no-cache``): file identity -> matches."""
     from cudafit.targets.cache import _ShardedStore, current
 
@@ -163,13 +167,13 @@ def _read_text(path: str, limit: int = 1 << 20) -> str:
         return ""
 
 
-def _member(item: Any) -> str:
+def _member(item: ScanItem) -> str:
     """The path inside the package: after ``!`` for a wheel member, the path itself on disk."""
     path = str(item.path)
     return path.split("!", 1)[1] if "!" in path else path
 
 
-def _bytes_path(item: Any) -> str:
+def _bytes_path(item: ScanItem) -> str:
     return str(getattr(item, "origin", None) or item.path)
 
 
@@ -197,7 +201,7 @@ def _version_from_name(name: str) -> CudaVersion | None:
     return CudaVersion(int(m.group(1)), int(m.group(2))) if m else None
 
 
-def iter_item_compilers(item: Any) -> Iterator[RuntimeCompiler]:
+def iter_item_compilers(item: ScanItem) -> Iterator[RuntimeCompiler]:
     """The compilers one scanned file is or asks for (its name, its DT_NEEDED, its LTO-IR, its XLA)."""
     data = compilers_data()
     member = _member(item)
@@ -245,7 +249,7 @@ def iter_item_compilers(item: Any) -> Iterator[RuntimeCompiler]:
             yield RuntimeCompiler("xla", where=member, evidence="llvm-target-table", user="xla", llvm_targets=targets)
 
 
-def _has_second(item: Any) -> bool:
+def _has_second(item: ScanItem) -> bool:
     """Whether the Triton that ships this ptxas also ships ``ptxas-blackwell`` (the arch switch applies)."""
     conv = compilers_data()["conventions"]["triton"]
     member = _member(item)
@@ -295,7 +299,7 @@ def _is_provider(package: str | None) -> bool:
     return any(re.match(rule["pattern"], name) for rule in compilers_data()["requirements"])
 
 
-def package_compilers(items: Sequence[Any], requires: Sequence[str] = ()) -> tuple[list[RuntimeCompiler], bool]:
+def package_compilers(items: Sequence[ScanItem], requires: Sequence[str] = ()) -> tuple[list[RuntimeCompiler], bool]:
     """(the compilers a package runs or provides, whether it only provides them), one per family and role.
 
     A NEEDED soname or LTO-IR without a version takes it from a pinned requirement of the same family.
@@ -385,7 +389,7 @@ def find_xla_ptxas(sites: Sequence[str], environ: Mapping[str, str]) -> str | No
 
 
 def group_compilers(
-    groups: Mapping[tuple[str, str | None], Sequence[Any]],
+    groups: Mapping[tuple[str, str | None], Sequence[ScanItem]],
     *,
     environ: Mapping[str, str] | None = None,
     sites: Sequence[str] = (),
@@ -408,7 +412,7 @@ def group_compilers(
                 if c.cuda is not None:
                     providers.setdefault((c.family, c.cuda.major), (c.cuda, f"{key[0]} {key[1] or ''}".strip()))
             continue
-        if any(getattr(i, "runtime_compiled", None) == "nvcc-jit" for i in its):  # conventions.nvcc_jit
+        if any(getattr(i, "runtime_compiled", None) == "nvcc-jit" for i in its):  # ecosystem.json runtime_compiling
             comps.append(
                 RuntimeCompiler("nvcc", where="the nvcc of CUDA_HOME or PATH", evidence="convention", user="nvcc-jit")
             )

@@ -112,6 +112,9 @@ class SiteDir:
     path: str
     reason: str
 
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
 
 @dataclass(frozen=True)
 class PythonEnvironment:
@@ -452,7 +455,7 @@ class EnvironmentTarget(TreeTarget):
         out: list[str] = []
         if self.environment is not None:
             out.append(f"environment of {self.environment.python}: {self.environment.describe()}")
-        out += [f"scanned {d.path}: {d.reason}" for d in self.dirs]
+        out += [f"scanned {d}" for d in self.dirs]
         if self.environment is not None:
             out += self.environment.notes
         out += self._ownership()[2]
@@ -486,8 +489,7 @@ class EnvironmentTarget(TreeTarget):
 
     def iter_jobs(self) -> Iterator[ScanJob]:
         """The candidate files with their distribution, before any of them is read."""
-        from cudafit.probe.toolchains import read_torch_version
-        from cudafit.targets.runtime import inactive_reason
+        from cudafit.targets.runtime import inactive_reason, read_torch_version
 
         _torch, torch_cuda = read_torch_version(self.sites)
         owner, runtime, _shadowed = self._ownership()
@@ -506,8 +508,3 @@ class EnvironmentTarget(TreeTarget):
 
 
 _SHADOWED = Distribution(name="", version="", files=())  # owner of the files of a shadowed distribution
-
-
-def current_python() -> str:
-    """The interpreter running cudafit."""
-    return sys.executable

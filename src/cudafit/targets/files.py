@@ -6,54 +6,14 @@ import os
 import stat
 from collections.abc import Iterator
 
-from cudafit.binary import sniff
-from cudafit.targets.interface import ScanItem, ScanJob, Target, TreeTarget, error_item
+from cudafit.targets.candidate_files import ScanJob, is_candidate_name
+from cudafit.targets.interface import PathTarget, TreeTarget
+from cudafit.targets.items import ScanItem
 
 __all__ = ["DirectoryTarget", "FileTarget", "is_candidate_name", "iter_candidate_files", "iter_wheel_files"]
 
-_SUFFIXES = (".so", ".a", ".o", ".cubin", ".fatbin", ".ptx", ".dll", ".pyd", ".node")
-_SKIP_SUFFIXES = (
-    ".py",
-    ".pyc",
-    ".pyi",
-    ".txt",
-    ".md",
-    ".json",
-    ".h",
-    ".hpp",
-    ".cuh",
-    ".cu",
-    ".c",
-    ".cc",
-    ".cpp",
-    ".typed",
-    ".html",
-    ".css",
-    ".js",
-    ".png",
-    ".jpg",
-    ".svg",
-    ".yaml",
-    ".yml",
-    ".toml",
-    ".cfg",
-    ".ini",
-    ".rst",
-)
-
-
 # Directories that hold only bytecode or packaging metadata, never device code: not walked.
 _METADATA_DIRS = (".dist-info", ".egg-info")
-
-
-def is_candidate_name(name: str) -> bool | None:
-    """True: may hold device code by its name; False: certainly not; None: look at its first bytes."""
-    lower = name.lower()
-    if lower.endswith(_SUFFIXES) or ".so." in lower:
-        return True
-    if lower.endswith(_SKIP_SUFFIXES) or "." in os.path.basename(lower):
-        return False
-    return None  # extension-less: an executable may be a CUDA program
 
 
 def iter_candidate_files(root: str) -> Iterator[str]:
@@ -114,27 +74,8 @@ def iter_wheel_files(directory: str) -> Iterator[str]:
     yield from found
 
 
-def inspect_candidate(path: str, name: str | None = None) -> ScanItem | None:
-    """Inspect one file; ``None`` when its first bytes show it cannot hold device code."""
-    if is_candidate_name(path) is None:
-        try:
-            with open(path, "rb") as fh:
-                head = fh.read(64)
-        except OSError as err:
-            return error_item(name or path, err.strerror or str(err), "io-error")
-        if sniff(head, path) is None:
-            return None
-    from cudafit.targets.cache import cached_inspect
-
-    facts = cached_inspect(path, name=name)
-    return ScanItem(package=None, version=None, path=facts.path, facts=facts)
-
-
-class FileTarget(Target):
+class FileTarget(PathTarget):
     """One file on disk."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
 
     def describe(self) -> str:
         return f"file {self.path}"

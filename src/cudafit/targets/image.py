@@ -24,9 +24,10 @@ from typing import IO, Any, cast
 import zstandard
 
 from cudafit.binary import inspect_stream, sniff
-from cudafit.targets.files import is_candidate_name
-from cudafit.targets.interface import ScanItem, Target, error_item
+from cudafit.targets.candidate_files import is_candidate_name
+from cudafit.targets.interface import PathTarget, ScanItem, error_item
 from cudafit.targets.runtime import python_modules, runtime_compiled_kind
+from cudafit.targets.wheel_members import PrefixedStream
 
 __all__ = ["ImageTarget", "extract_members", "looks_like_image"]
 
@@ -194,11 +195,30 @@ def _norm(name: str) -> str:
     return posixpath.normpath("/" + name).lstrip("/")
 
 
-class ImageTarget(Target):
-    """Every candidate binary of a container image's final file system."""
+def _whiteout(path: str, hidden: set[str]) -> bool:
+    """Whether ``path`` is an OCI whiteout entry (a deleted file, or an opaque directory): what it hides from
+    lower layers is added to ``hidden``."""
+    base = posixpath.basename(path)
+    parent = posixpath.dirname(path)
+    if base == _OPAQUE:
+        hidden.add(parent)
+        return True
+    if base.startswith(_WHITEOUT):
+        hidden.add(posixpath.join(parent, base[len(_WHITEOUT) :]))
+        return True
+    return False
 
-    def __init__(self, path: str) -> None:
-        self.path = path
+
+def _masked(path: str, seen: set[str], hidden: set[str]) -> bool:
+    """Whether a higher layer already decided ``path`` (replaced it, deleted it or hid its directory)."""
+    if path in seen:
+        return True
+    parts = path.split("/")
+    return any("/".join(parts[:i]) in hidden for i in range(1, len(parts) + 1))
+
+
+class ImageTarget(PathTarget):
+    """Every candidate binary of a container image's final file system."""
 
     def describe(self) -> str:
         return f"image {os.path.basename(self.path.rstrip('/'))}"
@@ -224,13 +244,6 @@ class ImageTarget(Target):
         hidden: set[str] = set()  # deleted or opaque-masked prefixes from higher layers
         items: list[ScanItem] = []
         dists: list[_Dist] = []
-
-        def masked(path: str) -> bool:
-            if path in seen:
-                return True
-            parts = path.split("/")
-            return any("/".join(parts[:i]) in hidden for i in range(1, len(parts) + 1))
-
         for layer in reversed(layers):
             here: set[str] = set()
             new_hidden: set[str] = set()
@@ -238,44 +251,41 @@ class ImageTarget(Target):
                 with src.open(layer) as raw, _open_layer(raw) as tf:
                     for member in tf:
                         path = _norm(member.name)
-                        base = posixpath.basename(path)
-                        parent = posixpath.dirname(path)
-                        if base == _OPAQUE:
-                            new_hidden.add(parent)
-                            continue
-                        if base.startswith(_WHITEOUT):
-                            new_hidden.add(posixpath.join(parent, base[len(_WHITEOUT) :]))
-                            continue
-                        if masked(path):
+                        if _whiteout(path, new_hidden) or _masked(path, seen, hidden):
                             continue
                         here.add(path)
-                        if not member.isfile():
-                            continue
-                        if base in ("METADATA", "RECORD") and parent.endswith(".dist-info"):
-                            self._read_dist(tf, member, path, dists)
-                            continue
-                        verdict = is_candidate_name(base)
-                        if verdict is False or (verdict is None and not member.mode & 0o100):
-                            continue
-                        fh = tf.extractfile(member)
-                        if fh is None:
-                            continue
-                        display = f"{self.path}!{path}"
-                        stream: IO[bytes] = fh
-                        if verdict is None:
-                            head = fh.read(64)
-                            if sniff(head, base) is None:
-                                continue
-                            stream = _Prefixed(head, fh)  # type: ignore[assignment]
-                        facts = inspect_stream(
-                            stream, display, member.size, reopen=_member_opener(src, layer, member.name)
-                        )
-                        items.append(ScanItem(package=None, version=None, path=display, facts=facts))
+                        item = self._member_item(src, layer, tf, member, path, dists) if member.isfile() else None
+                        if item is not None:
+                            items.append(item)
             except _LAYER_ERRORS as err:  # this layer is unreadable: it is reported, the others are still read
                 items.append(error_item(f"{self.path}!{layer}", f"unreadable layer: {_reason(err)}", "bad-layer"))
             seen |= here
             hidden |= new_hidden
         yield from _attribute(items, dists, self.path)
+
+    def _member_item(
+        self, src: _Source, layer: str, tf: tarfile.TarFile, member: tarfile.TarInfo, path: str, dists: list[_Dist]
+    ) -> ScanItem | None:
+        """The item of one regular file of a layer (``None``: metadata, read into ``dists``, or no device code)."""
+        base = posixpath.basename(path)
+        if base in ("METADATA", "RECORD") and posixpath.dirname(path).endswith(".dist-info"):
+            self._read_dist(tf, member, path, dists)
+            return None
+        verdict = is_candidate_name(base)
+        if verdict is False or (verdict is None and not member.mode & 0o100):
+            return None
+        fh = tf.extractfile(member)
+        if fh is None:
+            return None
+        stream: IO[bytes] = fh
+        if verdict is None:
+            head = fh.read(64)
+            if sniff(head, base) is None:
+                return None
+            stream = cast("IO[bytes]", PrefixedStream(head, fh))
+        display = f"{self.path}!{path}"
+        facts = inspect_stream(stream, display, member.size, reopen=_member_opener(src, layer, member.name))
+        return ScanItem(package=None, version=None, path=display, facts=facts)
 
     @staticmethod
     def _read_dist(tf: tarfile.TarFile, member: tarfile.TarInfo, path: str, dists: list[_Dist]) -> None:
@@ -301,28 +311,6 @@ class ImageTarget(Target):
             dist.files = [
                 _norm(posixpath.join(root, row.split(",", 1)[0])) for row in text.splitlines() if row.split(",", 1)[0]
             ]
-
-
-class _Prefixed(io.RawIOBase):
-    """A stream with bytes already read put back in front."""
-
-    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
-        self._head = head
-        self._rest = rest
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, n: int = -1) -> bytes:
-        if self._head:
-            out, self._head = (self._head, b"") if n < 0 or n >= len(self._head) else (self._head[:n], self._head[n:])
-            return out
-        return self._rest.read(n)
-
-    def readinto(self, b: Any) -> int:
-        data = self.read(len(b))
-        b[: len(data)] = data
-        return len(data)
 
 
 def _attribute(items: list[ScanItem], dists: list[_Dist], image: str) -> Iterator[ScanItem]:

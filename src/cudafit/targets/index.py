@@ -17,7 +17,7 @@ import json
 import os
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from cudafit.targets.remote import DEFAULT_TIMEOUT, RemoteError, describe_network_error
@@ -71,10 +71,16 @@ class IndexPage:
     """A project page: its files, where it came from, and a note when it is a cached copy."""
 
     project: str
-    index_url: str
+    index_url: str  # the Simple API root asked (https://pypi.org/simple/)
     files: tuple[IndexFile, ...]
+    #: When the page was read from the index (``time.time()``); a cached copy keeps the time of its read.
     fetched_at: float
-    note: str | None = None
+    note: str | None = None  # set on a cached copy used because the index could not be read
+
+    @property
+    def age(self) -> float:
+        """Seconds since the page was read from its index (a cached copy is kept ``CUDAFIT_INDEX_TTL``)."""
+        return time.time() - self.fetched_at
 
 
 def python_tags(python_version: str | None = None, platforms: Sequence[str] = ()) -> list[str]:
@@ -161,7 +167,7 @@ class IndexClient:
 
         project = normalize_project(project)
         cached = self._load(index_url, project) if self.use_cache else None
-        if cached is not None and time.time() - cached.fetched_at < self.ttl:
+        if cached is not None and cached.age < self.ttl:
             return cached
         failed = self._load_failure(index_url, project) if self.use_cache and cached is None else None
         if failed is not None:
@@ -173,9 +179,7 @@ class IndexClient:
                 if self.use_cache:
                     self._save_failure(index_url, project, err.message)
                 raise
-            age = time.time() - cached.fetched_at
-            note = f"{index_url}: {err.message}; using the page read {_age(age)} ago"
-            return IndexPage(cached.project, cached.index_url, cached.files, cached.fetched_at, note)
+            return replace(cached, note=f"{index_url}: {err.message}; using the page read {_age(cached.age)} ago")
         if self.use_cache:
             self._save(page)
             with contextlib.suppress(OSError):

@@ -13,8 +13,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
 
 from cudafit.targets.interface import ScanItem, Target, error_item
 from cudafit.targets.wheel import WheelTarget
@@ -149,7 +148,7 @@ def _run_pip(cmd: list[str], requirement: str) -> tuple[int, list[str], str | No
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _download_detail(lines: Sequence[str], done: int, fmt: Any) -> str:
+def _download_detail(lines: Sequence[str], done: int, fmt: Callable[[float], str]) -> str:
     """``torch-2.14.1-...whl: 120.3 MB of 555.1 MB`` from pip's last "Downloading" line and the bytes on disk."""
     for line in reversed(list(lines)):
         m = _DOWNLOADING.match(line)

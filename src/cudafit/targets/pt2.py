@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from cudafit.binary import BinaryFacts, EntryKind
-from cudafit.targets.interface import ScanItem, Target, error_item
+from cudafit.targets.interface import PathTarget, ScanItem, error_item
 from cudafit.targets.wheel import read_member_facts
 from cudafit.targets.wheel_members import ARCHIVE_OPEN_ERRORS, MEMBER_READ_ERRORS, describe_error
 
@@ -164,11 +164,8 @@ def _diagnose(models: list[Pt2Model], intended: str | None) -> tuple[list[str], 
     return problems, fixes
 
 
-class Pt2Target(Target):
+class Pt2Target(PathTarget):
     """The binaries of a ``.pt2`` package, for ``scan``/``check``."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
 
     def describe(self) -> str:
         return f"AOTInductor package {os.path.basename(self.path)}"

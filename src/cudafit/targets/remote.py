@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from cudafit.errors import TargetError
+from cudafit.model import JsonDict
+from cudafit.targets.wheel_members import PrefixedStream
 
 if TYPE_CHECKING:
     from cudafit.binary.facts import BinaryFacts
@@ -376,8 +378,13 @@ class MemberRead:
     #: limit): the engine reads kernel names and embedded fatbins from it, as for an installed file.
     local: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form (``cudafit.find/1`` ``members``)."""
+    @property
+    def module_count(self) -> int:
+        """Fatbins read (a slim read kept by a cached verdict has only their count, in its notes)."""
+        return len(self.facts.modules) if self.facts.modules or not self.facts.notes else _count(self.facts)
+
+    def to_dict(self) -> JsonDict:
+        """JSON form (``cudafit.find/1`` ``members``): the sizes, the bytes it cost, how far it was read."""
         return {
             "name": self.name,
             "size": self.file_size,
@@ -385,7 +392,7 @@ class MemberRead:
             "bytes_fetched": self.bytes_fetched,
             "complete": self.complete,
             "cached": self.cached,
-            "modules": len(self.facts.modules) if self.facts.modules or not self.facts.notes else _count(self.facts),
+            "modules": self.module_count,
             "error": self.facts.error,
         }
 
@@ -496,7 +503,7 @@ class RemoteWheel:
         By name (``.so``, ``.cubin``, ``.fatbin``, ``.ptx``, ...); extension-less files are included only
         in ``bin/``-like places, where a CUDA program may sit, and are then sniffed by their first bytes.
         """
-        from cudafit.targets.files import is_candidate_name
+        from cudafit.targets.candidate_files import is_candidate_name
 
         out = []
         for info in self.zip.infolist():
@@ -545,7 +552,7 @@ class RemoteWheel:
         from cudafit.binary import inspect_stream, sniff
         from cudafit.binary.reader import STREAM_IN_MEMORY_LIMIT
         from cudafit.binary.stream import EARLY_STOP_NOTE
-        from cudafit.targets.files import is_candidate_name
+        from cudafit.targets.candidate_files import is_candidate_name
 
         before = self.stats.bytes_fetched
         self._plan(info)
@@ -566,7 +573,7 @@ class RemoteWheel:
                         from cudafit.binary.facts import BinaryFacts, FileFormat
 
                         return BinaryFacts(path=display, format=FileFormat.NOT_CUDA, size=info.file_size)
-                    stream = cast("IO[bytes]", _Prefixed(head, fh))
+                    stream = cast("IO[bytes]", PrefixedStream(head, fh))
                 if stop is not None and info.file_size <= STREAM_IN_MEMORY_LIMIT:
                     return _scan_small(stream, display, info.file_size, stop, keep)
                 if keep:
@@ -658,27 +665,6 @@ class _Tee(io.RawIOBase):
         else:
             self.kept += data
         return bytes(data)
-
-
-class _Prefixed(io.RawIOBase):
-    """A stream with bytes already read put back in front (a member sniffed by its first bytes)."""
-
-    def __init__(self, head: bytes, rest: Any) -> None:
-        super().__init__()
-        self.head = head
-        self.rest = rest
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1) -> bytes:
-        if self.head:
-            if size is None or size < 0:
-                data, self.head = self.head + self.rest.read(), b""
-                return bytes(data)
-            data, self.head = self.head[:size], self.head[size:]
-            return bytes(data)
-        return bytes(self.rest.read(size))
 
 
 def iter_wheel_items(wheel: RemoteWheel, package: str | None, version: str | None) -> Iterator[Any]:

@@ -3,7 +3,8 @@
 * nvcc JIT libraries (flashinfer-python compiles kernels with nvcc on first use: the GPU's arch
   must be known to the *installed* nvcc);
 * per-CUDA-version copies (bitsandbytes ships ``libbitsandbytes_cuda121.so`` ...
-  ``_cuda132.so``; the one matching the installed torch's CUDA version is loaded).
+  ``_cuda132.so``; the one matching the installed torch's CUDA version is loaded: that version is
+  read from ``torch/version.py`` as text, here, for the env target and the toolchain probe alike).
 
 Recognition uses distribution names and file names only (compilers found from evidence are in
 :mod:`cudafit.targets.compilers`).
@@ -11,16 +12,39 @@ Recognition uses distribution names and file names only (compilers found from ev
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-__all__ = ["PER_CUDA_VERSION", "python_modules", "runtime_compiled_kind"]
+__all__ = [
+    "PER_CUDA_VERSION",
+    "python_modules",
+    "read_torch_version",
+    "runtime_compiled_kind",
+    "torch_version_from_text",
+]
 
 PER_CUDA_VERSION = re.compile(r"_cuda(\d{3})(?:_nocublaslt)?\.(so|dll)$")
 
 
-def _norm(name: str | None) -> str:
-    return re.sub(r"[-_.]+", "-", (name or "").lower())
+def read_torch_version(sites: Sequence[str]) -> tuple[str | None, str | None]:
+    """(torch version, its CUDA version) from ``torch/version.py`` read as text; ``(None, None)`` if absent."""
+    for site in sites:
+        path = os.path.join(site, "torch", "version.py")
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read(65536)
+        except OSError:
+            continue
+        return torch_version_from_text(text)
+    return None, None
+
+
+def torch_version_from_text(text: str) -> tuple[str | None, str | None]:
+    """(``__version__``, ``cuda``) of a ``torch/version.py`` read as text (never imported)."""
+    ver = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)", text, re.M)
+    cuda = re.search(r"^cuda\s*(?::\s*[^=]+)?=\s*['\"]([^'\"]+)['\"]", text, re.M)
+    return (ver.group(1) if ver else None), (cuda.group(1) if cuda else None)
 
 
 def inactive_reason(filename: str, torch_cuda: str | None, env: dict[str, str] | None = None) -> str | None:
@@ -47,12 +71,11 @@ def runtime_compiled_kind(distribution: str | None, filenames: Iterable[str]) ->
 
     Triton, XLA, NVRTC and nvJitLink users are found from evidence in their files
     (:mod:`cudafit.targets.compilers`); only pure-Python nvcc JIT libraries, whose wheels hold no binary
-    that could say so, are known by name (compilers.json ``conventions.nvcc_jit``, with its source).
+    that could say so, are known by name (ecosystem.json ``runtime_compiling``, with its source).
     """
-    from cudafit.rules.compilers import compilers_data
+    from cudafit.rules.ecosystem import load_ecosystem
 
-    dist = _norm(distribution)
-    if dist in compilers_data()["conventions"]["nvcc_jit"]["packages"]:
+    if distribution and load_ecosystem().runtime_compiler(distribution) == "nvcc-jit":
         return "nvcc-jit"
     if any(PER_CUDA_VERSION.search(f) for f in filenames):
         return "per-cuda-version"

@@ -11,12 +11,14 @@ scan cache (:mod:`cudafit.targets.cache`), written atomically; a bad file is a c
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, TypeVar
 
 from cudafit.targets.cache import _load_store, _save_store, cache_dir
 from cudafit.targets.remote import MemberRead
 
 __all__ = ["ShaCache"]
+
+T = TypeVar("T")
 
 
 class ShaCache:
@@ -36,11 +38,15 @@ class ShaCache:
             self._wheels[sha256] = found
         return found
 
+    def _get(self, sha256: str | None, key: str, kind: type[T]) -> T | None:
+        """A wheel's entry when it has the type it was written with (a bad file is a cold read)."""
+        entries = self._entries(sha256)
+        value = entries.get(key) if entries is not None else None
+        return value if isinstance(value, kind) else None
+
     def metadata(self, sha256: str | None) -> bytes | None:
         """The wheel's METADATA as read before."""
-        entries = self._entries(sha256)
-        value = entries.get("metadata") if entries is not None else None
-        return value if isinstance(value, bytes) else None
+        return self._get(sha256, "metadata", bytes)
 
     def put_metadata(self, sha256: str | None, data: bytes) -> None:
         """Remember the wheel's METADATA."""
@@ -48,9 +54,8 @@ class ShaCache:
 
     def device_members(self, sha256: str | None) -> list[tuple[str, int, int, int]] | None:
         """(name, file size, compressed size, CRC-32) of the device-code members, in reading order."""
-        entries = self._entries(sha256)
-        value = entries.get("device") if entries is not None else None
-        return list(value) if isinstance(value, list) else None
+        value = self._get(sha256, "device", list)
+        return list(value) if value is not None else None
 
     def put_device_members(self, sha256: str | None, members: list[tuple[str, int, int, int]]) -> None:
         """Remember which members carry device code (the central directory need not be read again)."""
@@ -58,9 +63,7 @@ class ShaCache:
 
     def python_modules(self, sha256: str | None) -> int | None:
         """How many Python modules the wheel ships (code that runs on any GPU), from its central directory."""
-        entries = self._entries(sha256)
-        value = entries.get("python_modules") if entries is not None else None
-        return value if isinstance(value, int) else None
+        return self._get(sha256, "python_modules", int)
 
     def put_python_modules(self, sha256: str | None, count: int) -> None:
         """Remember the wheel's Python module count beside its device-code members."""

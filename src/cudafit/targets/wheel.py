@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from cudafit.binary import BinaryFacts, FileFormat, inspect_bytes, inspect_path, sniff
-from cudafit.targets.files import is_candidate_name
+from cudafit.targets.candidate_files import is_candidate_name
 from cudafit.targets.interface import ScanItem, Target, error_item
 from cudafit.targets.runtime import python_modules, runtime_compiled_kind
 from cudafit.targets.wheel_members import (
@@ -178,16 +178,7 @@ class WheelTarget(Target):
                 yield self._bad(info, f"unreadable wheel member: {describe_error(err)}", name, version)
                 continue
             origin = f"{self.path}!{info.filename}" if self.display != self.path else None
-            yield ScanItem(
-                package=name,
-                version=version,
-                path=member,
-                facts=facts,
-                runtime_compiled=runtime,
-                origin=origin,
-                python_modules=pys,
-                requires=requires,
-            )
+            yield ScanItem(name, version, member, facts, runtime, origin=origin, python_modules=pys, requires=requires)
 
     def _bad(self, info: zipfile.ZipInfo, message: str, package: str | None, version: str | None) -> ScanItem:
         """A member's ``unreadable`` item, in its package (same name and version as the members judged)."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import io
 import lzma
 import os
 import shutil
@@ -29,12 +30,14 @@ import zipfile
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import IO
 
 __all__ = [
     "ARCHIVE_OPEN_ERRORS",
     "MEMBER_READ_ERRORS",
     "SPOOL_THRESHOLD",
     "MemberRef",
+    "PrefixedStream",
     "archive_key",
     "describe_error",
     "discard",
@@ -212,3 +215,30 @@ def describe_error(err: BaseException) -> str:
     name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__.lstrip('_')}.{kind.__name__}"
     text = str(err)
     return f"{name}: {text}" if text else name
+
+
+class PrefixedStream(io.RawIOBase):
+    """A member's stream with the bytes already read to sniff it put back in front, so the reader sees the
+    member from its first byte (wheel members over HTTP, image layer members: neither can seek back)."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
+        super().__init__()
+        self.head = head
+        self.rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        if self.head:
+            if size is None or size < 0:
+                data, self.head = self.head + self.rest.read(), b""
+                return bytes(data)
+            data, self.head = self.head[:size], self.head[size:]
+            return bytes(data)
+        return bytes(self.rest.read(-1 if size is None else size))
+
+    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)

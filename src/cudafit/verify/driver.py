@@ -25,10 +25,13 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudafit.errors import DriverUnavailableError
 from cudafit.verify.cuda_errors import result_code, result_name
+
+if TYPE_CHECKING:
+    from cudafit.model import JsonDict
 
 __all__ = ["CtypesDriver", "LoadOutcome", "ReplayDriver", "make_driver"]
 
@@ -139,19 +142,19 @@ class CtypesDriver:
         if rc != 0:
             raise DriverUnavailableError("driver-error", f"{what} failed with {self.error_name(rc)}")
 
-    def driver_info(self) -> dict[str, Any]:
+    def driver_info(self) -> JsonDict:
         """The CUDA version the driver implements (cuDriverGetVersion: 13000 = 13.0)."""
         v = ctypes.c_int(0)
         self._check(self.lib.cuDriverGetVersion(ctypes.byref(v)), "cuDriverGetVersion")
         return {"cuda_version": f"{v.value // 1000}.{(v.value % 1000) // 10}", "version": None}
 
-    def devices(self) -> list[dict[str, Any]]:
+    def devices(self) -> list[JsonDict]:
         """Every CUDA ordinal with its name, compute capability, PCI bus id and UUID (no context)."""
         count = ctypes.c_int(0)
         self._check(self.lib.cuDeviceGetCount(ctypes.byref(count)), "cuDeviceGetCount")
         return [self._describe(i) for i in range(count.value)]
 
-    def _describe(self, ordinal: int) -> dict[str, Any]:
+    def _describe(self, ordinal: int) -> JsonDict:
         dev = ctypes.c_int(0)
         self._check(self.lib.cuDeviceGet(ctypes.byref(dev), ordinal), f"cuDeviceGet({ordinal})")
         name = ctypes.create_string_buffer(256)
@@ -179,7 +182,7 @@ class CtypesDriver:
             "uuid": uuid,
         }
 
-    def open(self, ordinal: int) -> dict[str, Any]:
+    def open(self, ordinal: int) -> JsonDict:
         """Retain the device's primary context and make it current: the only CUDA context cudafit creates."""
         count = ctypes.c_int(0)
         self._check(self.lib.cuDeviceGetCount(ctypes.byref(count)), "cuDeviceGetCount")
@@ -245,7 +248,7 @@ class ReplayDriver:
     def __init__(self, path: str) -> None:
         try:
             with open(path, encoding="utf-8") as fh:
-                self.doc: dict[str, Any] = json.load(fh)
+                self.doc: JsonDict = json.load(fh)
         except (OSError, ValueError) as err:
             raise DriverUnavailableError("driver-error", f"replay file {path}: {err}") from err
         if self.doc.get("schema") != "cudafit.verify-replay/1":
@@ -260,14 +263,14 @@ class ReplayDriver:
         self.answers: dict[str, Mapping[str, Any]] = {r["sha256"]: r["answers"] for r in self.doc.get("results", [])}
         self.ordinal: int | None = None
 
-    def driver_info(self) -> dict[str, Any]:
+    def driver_info(self) -> JsonDict:
         d = self.doc["driver"]
         return {"cuda_version": d.get("cuda_version"), "version": d.get("version")}
 
-    def devices(self) -> list[dict[str, Any]]:
+    def devices(self) -> list[JsonDict]:
         return [dict(d) for d in self.doc.get("devices", [])]
 
-    def open(self, ordinal: int) -> dict[str, Any]:
+    def open(self, ordinal: int) -> JsonDict:
         devices = self.devices()
         if not 0 <= ordinal < len(devices):
             raise DriverUnavailableError("bad-device", f"no CUDA device {ordinal}: the driver sees {len(devices)}")

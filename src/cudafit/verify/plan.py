@@ -20,28 +20,34 @@ GPU is PTX are loaded only with ``--jit``: JIT-compiling a large library's PTX c
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
-from cudafit.binary.facts import BinaryFacts, EntryKind, Module
+from cudafit.binary.facts import BinaryFacts, EntryKind, FatbinEntry, Module
 from cudafit.model import DriverVersion
+from cudafit.rules.status import Status
+from cudafit.verify.cuda_errors import result_name
 
-__all__ = ["Expectation", "ModuleTarget", "expectation_for", "iter_module_targets", "module_kind"]
+if TYPE_CHECKING:
+    from cudafit.analysis import Analysis
+    from cudafit.rules.engine import ModuleVerdict
 
-SUCCESS = "CUDA_SUCCESS"
-NO_BINARY = "CUDA_ERROR_NO_BINARY_FOR_GPU"
-PTX_TOO_NEW = "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"
-JIT_DISABLED = "CUDA_ERROR_JIT_COMPILATION_DISABLED"
+__all__ = ["SKIP_MEANINGS", "Expectation", "ModuleLoad", "expectation_for", "iter_module_loads", "module_kind"]
+
+#: The CUresult a module's code alone implies when the driver refuses it, by the decisive reason code;
+#: any other refusal is CUDA_ERROR_NO_BINARY_FOR_GPU (209).
+_REFUSALS = {"ptx-isa-too-new-for-driver": result_name(222), "jit-disabled": result_name(223)}
+
+#: How a module's bytes are handed to the driver: a fatbin, a bare cubin, or PTX text (NUL-terminated).
+ModuleKind = Literal["fatbin", "cubin", "ptx"]
 
 #: Why a module is not loaded on a GPU (the ``skip`` of an :class:`Expectation`).
-SKIP_RELOCATABLE = "relocatable"
-SKIP_NO_CODE = "no-loadable-code"
-SKIP_JIT_ONLY = "ptx-jit-only"
-SKIP_MEANINGS = {
-    SKIP_RELOCATABLE: "__nv_relfatbin: device-link input, never loaded at run time",
-    SKIP_NO_CODE: "no SASS or PTX the driver could load (LTO-IR only, or no entries)",
-    SKIP_JIT_ONLY: "only PTX serves this GPU: not JIT-compiled without --jit",
+Skip = Literal["relocatable", "no-loadable-code", "ptx-jit-only"]
+SKIP_MEANINGS: dict[str, str] = {
+    "relocatable": "__nv_relfatbin: device-link input, never loaded at run time",
+    "no-loadable-code": "no SASS or PTX the driver could load (LTO-IR only, or no entries)",
+    "ptx-jit-only": "only PTX serves this GPU: not JIT-compiled without --jit",
 }
 
 
@@ -49,24 +55,24 @@ SKIP_MEANINGS = {
 class Expectation:
     """One module on one GPU: the predicted status and reason code, and the driver answer they imply."""
 
-    status: str  # native | jit | fails | gated | specialised | kernel-less | none
+    status: Status  # native | jit | fails | gated | specialised | kernel-less | none
     reason: str  # the reason code (docs/rules.md)
     expected: str | None  # the CUresult name the driver should return; None when the module is not loaded
     load: bool
-    skip: str | None = None  # SKIP_* when not loaded
-    serves: str | None = None  # the code the driver should use: "sass", "ptx" (a JIT), None (nothing)
+    skip: Skip | None = None  # why the module is not loaded
+    serves: Literal["sass", "ptx"] | None = None  # the code the driver should use (ptx: a JIT); None: nothing
 
 
 @dataclass(frozen=True)
-class ModuleTarget:
-    """One module: where its bytes are, its code, and one :class:`Expectation` per GPU."""
+class ModuleLoad:
+    """One module as verify loads it: where its bytes are, its code, and one :class:`Expectation` per GPU."""
 
     package: str
     version: str | None
     path: str  # the file (or archive member) holding the module
     index: int  # position among the modules of that file or member
     section: str | None
-    kind: str  # "fatbin" | "cubin" | "ptx"
+    kind: ModuleKind
     source: str  # the scanned item whose byte stream ``offset`` counts in
     origin: str | None  # where ``source``'s bytes really are, when ``source`` is a display name
     offset: int
@@ -81,38 +87,36 @@ class ModuleTarget:
         return ", ".join(self.sass + self.ptx) or "-"
 
 
-def module_kind(module: Module) -> str:
+def module_kind(module: Module) -> ModuleKind:
     """``cubin``/``ptx`` for a bare file (its one entry is the whole file), else ``fatbin``."""
     if len(module.entries) == 1 and module.entries[0].header_size == 0:
         return "ptx" if module.entries[0].kind is EntryKind.PTX else "cubin"
     return "fatbin"
 
 
-def expectation_for(module: Module, role: Any, raw: Any, *, jit: bool) -> Expectation:
+def expectation_for(module: Module, role: ModuleVerdict | None, raw: ModuleVerdict, *, jit: bool) -> Expectation:
     """The expectation for ``module`` from its verdict with roles (``role``; ``None`` for library-loaded
     fatbins, which are judged as a pool, not one by one) and its verdict from code alone (``raw``:
     ``evaluate_module(..., gating=False)``)."""
     shown = role if role is not None else raw
-    status = str(shown.status.value)
+    status = shown.status
     reason = shown.reasons[0].code if shown.reasons else ""
-    raw_status = str(raw.status.value)
     if role is None and module.embedded and not module.loaded:
         # The library picks one of its embedded fatbins for the GPU (engine: the pool): one without code
         # for it is code for other GPUs, as `check` reports the pool, not a hole.
         reason = "library-loaded-code"
-        if raw_status in ("fails", "gated"):
-            status = "specialised"
+        if raw.status in (Status.FAILS, Status.GATED):
+            status = Status.SPECIALISED
     if module.relocatable:
-        return Expectation(status, reason, None, False, SKIP_RELOCATABLE)
-    if raw_status == "none":
-        return Expectation(status, reason, None, False, SKIP_NO_CODE)
-    if raw_status == "native":
-        return Expectation(status, reason, SUCCESS, True, serves="sass")
-    if raw_status == "jit":
-        return Expectation(status, reason, SUCCESS, jit, None if jit else SKIP_JIT_ONLY, serves="ptx")
+        return Expectation(status, reason, None, False, "relocatable")
+    if raw.status is Status.NONE:
+        return Expectation(status, reason, None, False, "no-loadable-code")
+    if raw.status is Status.NATIVE:
+        return Expectation(status, reason, result_name(0), True, serves="sass")
+    if raw.status is Status.JIT:
+        return Expectation(status, reason, result_name(0), jit, None if jit else "ptx-jit-only", serves="ptx")
     decisive = raw.reasons[0].code if raw.reasons else ""
-    expected = {"ptx-isa-too-new-for-driver": PTX_TOO_NEW, "jit-disabled": JIT_DISABLED}.get(decisive, NO_BINARY)
-    return Expectation(status, reason, expected, True)
+    return Expectation(status, reason, _REFUSALS.get(decisive, result_name(209)), True)
 
 
 def _iter_units(facts: BinaryFacts) -> Iterator[BinaryFacts]:
@@ -122,14 +126,14 @@ def _iter_units(facts: BinaryFacts) -> Iterator[BinaryFacts]:
         yield from _iter_units(member)
 
 
-def iter_module_targets(
-    analysis: Any,
+def iter_module_loads(
+    analysis: Analysis,
     origins: Mapping[str, str | None],
     *,
     driver: DriverVersion | None,
     jit_allowed: bool,
     jit: bool,
-) -> Iterator[ModuleTarget]:
+) -> Iterator[ModuleLoad]:
     """Every module of the analysed packages, with its expectation on each of ``analysis.gpus``.
 
     ``origins`` maps a scanned item's path to where its bytes are when that path is only a display
@@ -141,7 +145,7 @@ def iter_module_targets(
     for p in analysis.packages:
         if not p.verdicts:
             continue
-        roles: list[dict[tuple[str, int], Any]] = []
+        roles: list[dict[tuple[str, int], ModuleVerdict]] = []
         for v in p.verdicts:
             roles.append({(mv.path or fv.path, mv.index): mv for fv in v.files for mv in fv.modules if mv.index >= 0})
         judged = {fv.path for fv in p.verdicts[0].files}
@@ -156,7 +160,7 @@ def iter_module_targets(
                         role = None if m.embedded and not m.loaded else roles[gi].get((unit.path, i))
                         expectations.append(expectation_for(m, role, raw, jit=jit))
                     code = [e for e in m.entries if e.kind in (EntryKind.SASS, EntryKind.PTX)]
-                    yield ModuleTarget(
+                    yield ModuleLoad(
                         package=p.name,
                         version=p.version,
                         path=unit.path,
@@ -173,6 +177,6 @@ def iter_module_targets(
                     )
 
 
-def _names(entries: list[Any], kind: EntryKind) -> tuple[str, ...]:
+def _names(entries: Sequence[FatbinEntry], kind: EntryKind) -> tuple[str, ...]:
     found = {(e.arch_number, e.variant.value, e.arch_name) for e in entries if e.kind is kind}
     return tuple(name for _n, _v, name in sorted(found))

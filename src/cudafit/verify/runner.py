@@ -26,9 +26,10 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from cudafit.errors import DriverUnavailableError
+from cudafit.model import Gpu, JsonDict, parse_compute_capability
 
 __all__ = [
     "Answer",
@@ -47,23 +48,42 @@ STARTUP_SECONDS = 120.0
 
 @dataclass(frozen=True)
 class DeviceInfo:
-    """A CUDA device as the driver enumerates it (ordinal under the current ``CUDA_VISIBLE_DEVICES``)."""
+    """A CUDA device as the driver enumerates it: the GPU (its ``index`` is the CUDA ordinal under the current
+    ``CUDA_VISIBLE_DEVICES``) and where it sits (PCI bus id, UUID)."""
 
-    ordinal: int
-    name: str
-    compute_capability: str
+    gpu: Gpu
     pci_bus_id: str | None = None
     uuid: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    @property
+    def ordinal(self) -> int:
+        """The CUDA ordinal the driver gave the device."""
+        return self.gpu.index or 0
+
+    @property
+    def name(self) -> str:
+        """The driver's name for the device (``cuDeviceGetName``)."""
+        return self.gpu.name
+
+    def to_dict(self) -> JsonDict:
         """JSON form."""
         return {
             "ordinal": self.ordinal,
             "name": self.name,
-            "compute_capability": self.compute_capability,
+            "compute_capability": str(self.gpu.compute_capability),
             "pci_bus_id": self.pci_bus_id,
             "uuid": self.uuid,
         }
+
+
+def _device_of(d: Mapping[str, Any]) -> DeviceInfo:
+    """A device of the worker's ``--list`` answer; one the driver describes oddly is a driver error."""
+    try:
+        cc = parse_compute_capability(str(d["compute_capability"]))
+        return DeviceInfo(Gpu(str(d["name"]), cc, int(d["ordinal"])), d.get("pci_bus_id"), d.get("uuid"))
+    except (KeyError, TypeError, ValueError) as err:
+        msg = f"the verify worker listed a device it could not describe: {str(d)[:200]}"
+        raise DriverUnavailableError("driver-error", msg) from err
 
 
 @dataclass(frozen=True)
@@ -87,6 +107,10 @@ class Job:
     text: bool = False
 
 
+#: What became of one load (see :class:`Answer`).
+Outcome = Literal["answer", "timeout", "crash", "unreadable", "not-recorded", "not-run"]
+
+
 @dataclass(frozen=True)
 class Answer:
     """The driver's answer for one job on one device, or why there is none.
@@ -98,7 +122,7 @@ class Answer:
 
     job: int
     ordinal: int
-    outcome: str
+    outcome: Outcome
     code: int | None = None
     name: str | None = None
     seconds: float | None = None
@@ -130,7 +154,7 @@ def worker_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _last_event(text: str) -> dict[str, Any] | None:
+def _last_event(text: str) -> JsonDict | None:
     for line in reversed(text.strip().splitlines()):
         try:
             obj = json.loads(line)
@@ -163,10 +187,7 @@ def list_devices(*, env: Mapping[str, str] | None = None, timeout: float = START
         raise DriverUnavailableError("worker-failed", f"the verify worker failed: {detail}")
     if event["event"] == "error":
         raise DriverUnavailableError(str(event.get("kind", "driver-error")), str(event.get("message", "")))
-    devices = tuple(
-        DeviceInfo(int(d["ordinal"]), str(d["name"]), str(d["compute_capability"]), d.get("pci_bus_id"), d.get("uuid"))
-        for d in event.get("devices", [])
-    )
+    devices = tuple(_device_of(d) for d in event.get("devices", []))
     if not devices:
         raise DriverUnavailableError("no-gpu", "the driver sees no CUDA GPU (cuDeviceGetCount returned 0)")
     driver = event.get("driver") or {}
@@ -206,7 +227,7 @@ class _Worker:
         line, _, self._buf = self._buf.partition(b"\n")
         return line + b"\n"
 
-    def next_event(self, deadline: float) -> dict[str, Any] | str:
+    def next_event(self, deadline: float) -> JsonDict | str:
         """The next protocol event, or ``"timeout"`` / ``"eof"``."""
         while True:
             line = self.readline(deadline)
@@ -342,54 +363,43 @@ def _run_device(
                 return
             if worker is None:
                 worker, why = _start(ordinal, env, command)
-                if worker is not None:
-                    live.add(worker)
                 if worker is None:
                     for rest in jobs[n:]:
                         put(Answer(rest.id, ordinal, "not-run", message=why))
                     return
-            if not worker.send(job):
-                put(Answer(job.id, ordinal, "crash", message=worker.death()))
+                live.add(worker)
+            answer = _ask(worker, job, ordinal, timeout)
+            put(answer)
+            if answer.outcome in ("timeout", "crash"):  # the worker is gone (or killed): the next job starts one
                 live.discard(worker)
                 worker.close(time.monotonic() + 1)
                 worker = None
-                continue
-            started = time.monotonic()
-            event = worker.next_event(started + timeout)
-            if isinstance(event, dict) and event.get("event") == "result" and event.get("id") == job.id:
-                name = str(event.get("name"))
-                if name == "not-recorded":  # a replay that has no answer for this module
-                    put(Answer(job.id, ordinal, "not-recorded", message=str(event.get("log") or "")))
-                    continue
-                code = int(event.get("code", -1))
-                put(
-                    Answer(
-                        job.id,
-                        ordinal,
-                        "answer",
-                        code if code >= 0 else None,
-                        name,
-                        event.get("seconds"),
-                        event.get("jit_ms"),
-                        str(event.get("log") or ""),
-                    )
-                )
-                continue
-            if isinstance(event, dict) and event.get("event") == "unreadable":
-                put(Answer(job.id, ordinal, "unreadable", message=str(event.get("message", ""))))
-                continue
-            if event == "timeout":
-                worker.kill()
-                put(Answer(job.id, ordinal, "timeout", seconds=timeout, message=f"no answer within {timeout:g} s"))
-            else:
-                put(Answer(job.id, ordinal, "crash", message=worker.death()))
-            live.discard(worker)
-            worker.close(time.monotonic() + 1)
-            worker = None
     finally:
         if worker is not None:
             live.discard(worker)
             worker.close(time.monotonic() + 30)
+
+
+def _ask(worker: _Worker, job: Job, ordinal: int, timeout: float) -> Answer:
+    """Send ``job`` and wait up to ``timeout`` for its answer; a worker that does not answer in time is killed."""
+    if not worker.send(job):
+        return Answer(job.id, ordinal, "crash", message=worker.death())
+    event = worker.next_event(time.monotonic() + timeout)
+    if isinstance(event, dict) and event.get("event") == "result" and event.get("id") == job.id:
+        name = str(event.get("name"))
+        if name == "not-recorded":  # a replay that has no answer for this module
+            return Answer(job.id, ordinal, "not-recorded", message=str(event.get("log") or ""))
+        code = int(event.get("code", -1))
+        log = str(event.get("log") or "")
+        return Answer(
+            job.id, ordinal, "answer", code if code >= 0 else None, name, event.get("seconds"), event.get("jit_ms"), log
+        )
+    if isinstance(event, dict) and event.get("event") == "unreadable":
+        return Answer(job.id, ordinal, "unreadable", message=str(event.get("message", "")))
+    if event == "timeout":
+        worker.kill()
+        return Answer(job.id, ordinal, "timeout", seconds=timeout, message=f"no answer within {timeout:g} s")
+    return Answer(job.id, ordinal, "crash", message=worker.death())
 
 
 def iter_answers(

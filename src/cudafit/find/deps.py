@@ -8,6 +8,7 @@ never by hand, and every distribution in it that may carry device code (a platfo
 runtime (an ``nvidia-*-cuNN`` wheel) is judged as its own row with the range reads and sha256 cache of
 ``find`` (:func:`cudafit.find.judge_wheel`): a dependency costs what its verdict needs, not its whole wheel.
 When pip cannot resolve (offline, a conflict) the dependencies are "not judged", said in a note, never a pass.
+It lives beside ``find`` because it judges with ``find``'s judge (targets sit below ``find``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from cudafit.find.candidates import NO_KERNELS, cuda_pins
+from cudafit.model import DriverVersion, Gpu, JsonDict
+from cudafit.rules.ecosystem import normalize_project
+from cudafit.rules.status import PACKAGE_STATUSES, Status, severity, worst
 
 __all__ = [
     "Dependency",
@@ -33,10 +38,8 @@ __all__ = [
 
 #: The CUDA wheels NVIDIA publishes per CUDA major (nvidia-cublas-cu12, nvidia-cudnn-cu12, ...).
 _CUDA_WHEEL = re.compile(r"^nvidia-[a-z0-9-]+-cu\d+$")
-#: Pinned CUDA wheels without kernels of their own.
-_NO_KERNELS = ("nvidia-cuda-runtime", "nvidia-cuda-nvrtc", "cuda-toolkit")
-#: A severity order that also knows "unknown" (a dependency that could not be judged).
-_ORDER = {"none": 0, "native": 1, "unknown": 2, "jit": 3, "partial": 4, "fails": 5}
+#: The statuses a dependency row may carry (anything else a judge returns, an error, is "unknown").
+_ROW_STATUSES = frozenset(s.value for s in PACKAGE_STATUSES)
 
 
 @dataclass(frozen=True)
@@ -54,10 +57,6 @@ class Dependency:
     @property
     def filename(self) -> str:
         return self.url.rsplit("/", 1)[-1].split("#")[0]
-
-
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def resolve_install_set(requirement: str, pip_args: Sequence[str] = ()) -> tuple[list[Dependency], str | None]:
@@ -95,7 +94,7 @@ def resolve_install_set(requirement: str, pip_args: Sequence[str] = ()) -> tuple
     return list(_iter_report(doc)), None
 
 
-def _iter_report(doc: Any) -> Iterator[Dependency]:
+def _iter_report(doc: object) -> Iterator[Dependency]:
     """The ``install`` items of pip's installation report (https://pip.pypa.io/en/stable/reference/installation-report/)
     that name a download; an item of the wrong shape is skipped, never an error: the report is outside input."""
     install = doc.get("install") if isinstance(doc, dict) else None
@@ -111,7 +110,7 @@ def _iter_report(doc: Any) -> Iterator[Dependency]:
         hashes = archive.get("hashes") if isinstance(archive, dict) else None
         sha256 = hashes.get("sha256") if isinstance(hashes, dict) else None
         yield Dependency(
-            _canonical(name),
+            normalize_project(name),
             version if isinstance(version, str) else "",
             url,
             sha256 if isinstance(sha256, str) else None,
@@ -136,14 +135,14 @@ def may_carry_device_code(dep: Dependency) -> bool:
 def judge_dependencies(
     requirement: str,
     pip_args: Sequence[str],
-    gpus: Sequence[Any],
-    driver: Any,
+    gpus: Sequence[Gpu],
+    driver: DriverVersion | None,
     *,
     use_cache: bool = True,
-) -> tuple[list[dict[str, Any]], str | None]:
+) -> tuple[list[JsonDict], str | None]:
     """(one JSON row per dependency with device code, error): everything pip would install besides the
     requirement's own distribution, judged by range reads (``cudafit.check/1`` ``dependencies``)."""
-    from cudafit.find import judge_wheel
+    from cudafit.find.judge import judge_wheel
     from cudafit.targets.index import IndexClient, IndexFile
 
     deps, error = resolve_install_set(requirement, pip_args)
@@ -151,7 +150,7 @@ def judge_dependencies(
         return [], error
     own = _own_name(requirement)
     client = IndexClient(use_cache=use_cache)
-    rows: list[dict[str, Any]] = []
+    rows: list[JsonDict] = []
     for dep in deps:
         if dep.name == own or not may_carry_device_code(dep):
             continue
@@ -167,7 +166,7 @@ def judge_dependencies(
                 "version": dep.version,
                 "file": dep.filename,
                 "url": dep.url,
-                "status": result.status if judged and result.status in _ORDER else "unknown",
+                "status": result.status if judged and result.status in _ROW_STATUSES else Status.UNKNOWN.value,
                 "judged": judged,
                 "verdicts": [dict(v) for v in result.verdicts],
                 "bytes_fetched": result.bytes_fetched,
@@ -184,23 +183,16 @@ def _own_name(requirement: str) -> str | None:
     from packaging.requirements import InvalidRequirement, Requirement
 
     try:
-        return _canonical(Requirement(requirement).name)
+        return normalize_project(Requirement(requirement).name)
     except InvalidRequirement:
         return None
 
 
-def worst(statuses: Sequence[str]) -> str:
-    """The most serious status, "unknown" (not judged) above a run and below a failure."""
-    return max(statuses, key=lambda s: _ORDER.get(s, 0), default="none")
-
-
-def attach_dependencies(
-    doc: dict[str, Any], requirement: str, rows: Sequence[dict[str, Any]], error: str | None
-) -> None:
+def attach_dependencies(doc: JsonDict, requirement: str, rows: Sequence[JsonDict], error: str | None) -> None:
     """Put the dependency rows under the requirement's own target, make its status (and the document's)
     the worst of its rows, and name the row that decides it in the notes."""
     own = _own_name(requirement)
-    target = next((t for t in doc["targets"] if _canonical(t["name"]) == own), None)
+    target = next((t for t in doc["targets"] if normalize_project(t["name"]) == own), None)
     if error is not None:
         doc["notes"].append(f"{requirement}: what it brings in was not judged ({error})")
         if target is not None:
@@ -224,12 +216,12 @@ def attach_dependencies(
     if not doc["gpus"]:
         return
     own_status = target["status"]
-    decider = max(rows, key=lambda r: _ORDER.get(r["status"], 0), default=None)
-    if decider is None or _ORDER.get(decider["status"], 0) <= _ORDER.get(own_status, 0):
+    decider = max(rows, key=lambda r: severity(r["status"]), default=None)
+    if decider is None or severity(decider["status"]) <= severity(own_status):
         return
     target["status"] = decider["status"]
     target["decided_by"] = f"{decider['name']} {decider['version']}"
-    doc["status"] = worst([doc["status"], decider["status"]])
+    doc["status"] = worst([doc["status"], decider["status"]]).value
     for v in decider["verdicts"]:
         if v["status"] in ("fails", "partial", "jit") and v["gpu"] < len(doc["gpus"]):
             gpu = doc["gpus"][v["gpu"]]["name"]
@@ -246,7 +238,6 @@ def wheel_pins_note(path: str) -> str | None:
     """
     import zipfile
 
-    from cudafit.find import _cuda_pins
     from cudafit.targets.wheel_members import ARCHIVE_OPEN_ERRORS
 
     try:
@@ -259,7 +250,7 @@ def wheel_pins_note(path: str) -> str | None:
     except ARCHIVE_OPEN_ERRORS:
         return None  # the wheel's own row already says it is unreadable
     # the runtime and NVRTC hold no kernels (the runtime's floor is judged from the pin), as in find --with-deps
-    pins = tuple(p for p in _cuda_pins(data)[0] if not p.startswith(_NO_KERNELS))
+    pins = tuple(p for p in cuda_pins(data)[0] if not p.startswith(NO_KERNELS))
     if not pins:
         return None
     return (
