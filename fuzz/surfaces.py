@@ -68,7 +68,7 @@ def _judge(items: list[Any], *, gpus: int = 2, markdown: bool = True) -> dict[st
     from cudafit.report.check import check_document, render_markdown
 
     analysis = analyze(items, _gpus()[:gpus], driver=DriverVersion((580, 65, 6)), kernels=True)
-    doc = check_document(analysis, machine=None, kernels=True)
+    doc = check_document(analysis, kernels=True)
     json.dumps(doc)
     if markdown:
         render_markdown(doc)

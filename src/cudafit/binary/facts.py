@@ -23,6 +23,7 @@ __all__ = [
     "FileFormat",
     "KernelInfo",
     "Module",
+    "arch_sort_key",
 ]
 
 
@@ -266,3 +267,11 @@ class BinaryFacts:
     def has_device_code(self) -> bool:
         """Whether any module holds at least one entry (members included)."""
         return bool(self.entries) or any(m.has_device_code for m in self.members)
+
+
+def arch_sort_key(name: str) -> tuple[int, int, str]:
+    """Order arch names as :attr:`FatbinEntry.arch_name` writes them, ``sm_80 < sm_90 < sm_90a < sm_100f <
+    compute_75``: SASS first, by number then suffix (every listing of archs, from coverage to reports)."""
+    kind, _, rest = name.partition("_")
+    digits = "".join(ch for ch in rest if ch.isdigit())
+    return ({"sm": 0, "compute": 1, "lto": 2}.get(kind, 3), int(digits or 0), rest)

@@ -14,14 +14,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_USAGE
+from cudafit.cli.common import Subparsers, output_format, unwritable_outputs, write_report
+from cudafit.report.formats import OutputFormat
+
+if TYPE_CHECKING:
+    from cudafit.audit.core import Policy
+    from cudafit.model import JsonDict
 
 __all__ = ["configure_parser", "execute"]
 
 
-def configure_parser(sub: Any) -> None:
+def configure_parser(sub: Subparsers) -> None:
     """Register ``audit``."""
     p = sub.add_parser(
         "audit",
@@ -85,7 +91,7 @@ def configure_parser(sub: Any) -> None:
     p.set_defaults(func=execute)
 
 
-def _policy(args: argparse.Namespace) -> Any:
+def _policy(args: argparse.Namespace) -> Policy:
     """The policy from the flags over ``[tool.cudafit.audit]``; raises SpecError / TorchError."""
     from cudafit.audit import make_policy
     from cudafit.audit.policy import FilePolicy, find_pyproject, load_policy
@@ -109,18 +115,14 @@ def _policy(args: argparse.Namespace) -> Any:
 
 def execute(args: argparse.Namespace) -> int:
     """Run ``audit``."""
-    import io
-    import json
-
     from cudafit.audit import SpecError, run_audit
     from cudafit.audit.torch import TorchError
-    from cudafit.cli.options import unwritable_outputs, write_report
     from cudafit.errors import EnvironmentResolutionError
-    from cudafit.report.audit import audit_document, render_junit, render_sarif, render_text
-    from cudafit.report.console import dump_json, make_console
+    from cudafit.report.audit import audit_document, audit_renderers, render_text
+    from cudafit.report.console import make_console
+    from cudafit.report.formats import OutputFormat, render
     from cudafit.targets.cache import scan_cache
 
-    fmt = "json" if args.json else (args.format or "text")
     problem = unwritable_outputs(args.output, args.junit)
     if problem:
         print(f"cudafit: {problem}", file=sys.stderr)
@@ -137,20 +139,32 @@ def execute(args: argparse.Namespace) -> int:
         print(f"cudafit: error: {err.message}", file=sys.stderr)
         return EXIT_ANALYSIS_FAILED
     doc = audit_document(result)
+    fmt = output_format(args)
     written = True
-    if fmt == "text" and args.output:
-        page = io.StringIO()
-        render_text(doc, make_console(page))
-        written = write_report(args.output, page.getvalue())
-    elif fmt == "text" or args.output:  # a file of JSON/SARIF: the text report still goes to the log
-        render_text(doc, make_console())
-    if fmt != "text":
-        payload: Any = doc if fmt == "json" else render_sarif(doc)
-        if args.output:
-            written = write_report(args.output, json.dumps(payload, indent=2) + "\n")
-        else:
-            dump_json(payload)
+    if not args.output:
+        render(fmt, doc, audit_renderers())
+    else:
+        if fmt is not OutputFormat.TEXT:  # a file of JSON/SARIF: the text report still goes to the log
+            render_text(doc, make_console())
+        written = write_report(args.output, _page(fmt, doc))
     if args.junit:
+        from cudafit.report.audit import render_junit
+
         written = write_report(args.junit, render_junit(doc)) and written
     rc = int(result.exit_code)
     return rc if written else (rc or EXIT_ANALYSIS_FAILED)  # a gate whose report is missing never passes
+
+
+def _page(fmt: OutputFormat, doc: JsonDict) -> str:
+    """The ``--output FILE`` text: the text report as printed, or indented JSON (the document, or SARIF)."""
+    import io
+    import json
+
+    from cudafit.report.audit import render_sarif, render_text
+    from cudafit.report.console import make_console
+
+    if fmt is OutputFormat.TEXT:
+        page = io.StringIO()
+        render_text(doc, make_console(page))
+        return page.getvalue()
+    return json.dumps(doc if fmt is OutputFormat.JSON else render_sarif(doc), indent=2) + "\n"

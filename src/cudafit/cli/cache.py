@@ -8,10 +8,15 @@ after an afternoon), so a user needs to see it and clear it without hunting for 
 from __future__ import annotations
 
 import argparse
-import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cudafit.cli import EXIT_OK
+from cudafit.cli.common import Subparsers, output_format
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from cudafit.model import JsonDict
 
 __all__ = ["configure_parser", "execute"]
 
@@ -21,7 +26,7 @@ CACHE_SCHEMA = "cudafit.cache/1"
 KIND_CHOICES = ("downloads", "wheel-scans", "kernel-names", "file-scans")
 
 
-def configure_parser(sub: Any) -> None:
+def configure_parser(sub: Subparsers) -> None:
     """Register ``cache``."""
     p = sub.add_parser(
         "cache",
@@ -53,6 +58,7 @@ def _human(n: int) -> str:
 
 def execute(args: argparse.Namespace) -> int:
     """Run ``cache``."""
+    from cudafit.report.formats import Renderers, render
     from cudafit.targets.cache import cache_dir, clear_cache, iter_cache_parts
 
     directory = cache_dir()
@@ -73,25 +79,28 @@ def execute(args: argparse.Namespace) -> int:
         }
         for p in parts
     ]
-    total = sum(p.size for p in parts)
-    if args.json:
-        from cudafit.report.console import dump_json
-
-        doc = {"schema": CACHE_SCHEMA, "directory": directory, "action": args.action, "entries": entries}
-        doc["total_bytes"] = total
-        dump_json(doc)
-        return EXIT_OK
-    out = sys.stdout
-    if args.action == "clear":
-        out.write(f"removed {len(parts)} entr{'y' if len(parts) == 1 else 'ies'} of {directory}, {_human(total)}\n")
-        return EXIT_OK
-    if not parts:
-        out.write(f"{directory}: empty\n")
-        return EXIT_OK
-    out.write(f"{directory}\n")
-    width = max(len(p.name) for p in parts)
-    for p in parts:
-        stale = "" if p.current else " (another cudafit version: never read; clear removes it)"
-        out.write(f"  {p.name:<{width}}  {_human(p.size):>9}  {p.files:>6} file(s)  {p.kind}: {p.description}{stale}\n")
-    out.write(f"  {'total':<{width}}  {_human(total):>9}\n")
+    doc = {"schema": CACHE_SCHEMA, "directory": directory, "action": args.action, "entries": entries}
+    doc["total_bytes"] = sum(p.size for p in parts)
+    render(output_format(args), doc, Renderers(_render_text))
     return EXIT_OK
+
+
+def _render_text(doc: JsonDict, console: Console) -> None:
+    """What was removed, or each entry with its size, file count and kind, and the total."""
+    out, directory, entries, total = console.file, doc["directory"], doc["entries"], doc["total_bytes"]
+    if doc["action"] == "clear":
+        n = len(entries)
+        out.write(f"removed {n} entr{'y' if n == 1 else 'ies'} of {directory}, {_human(total)}\n")
+        return
+    if not entries:
+        out.write(f"{directory}: empty\n")
+        return
+    out.write(f"{directory}\n")
+    width = max(len(e["name"]) for e in entries)
+    for e in entries:
+        stale = "" if e["current"] else " (another cudafit version: never read; clear removes it)"
+        out.write(
+            f"  {e['name']:<{width}}  {_human(e['bytes']):>9}  {e['files']:>6} file(s)  {e['kind']}: "
+            f"{e['description']}{stale}\n"
+        )
+    out.write(f"  {'total':<{width}}  {_human(total):>9}\n")

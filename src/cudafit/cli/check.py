@@ -8,14 +8,19 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
-from cudafit.cli.options import add_pip_options, add_verdict_options, pip_args, run_verdicts
+from cudafit.cli.common import Subparsers, add_pip_options, pip_args
+from cudafit.cli.options import add_verdict_options, run_verdicts
+
+if TYPE_CHECKING:
+    from cudafit.model import DriverVersion, Gpu, JsonDict
+    from cudafit.targets.interface import ScanItem, Target
 
 __all__ = ["configure_parser", "execute"]
 
 
-def configure_parser(sub: Any) -> None:
+def configure_parser(sub: Subparsers) -> None:
     """Register ``check``."""
     p = sub.add_parser(
         "check",
@@ -49,15 +54,15 @@ def execute(args: argparse.Namespace) -> int:
     """Run ``check``."""
     from cudafit.targets import open_target
 
-    opened: list[Any] = []
+    opened: list[Target] = []
 
-    def items() -> Iterator[Any]:
+    def items() -> Iterator[ScanItem]:
         for spec in args.targets:
             target = open_target(spec, pip_args=pip_args(args))
             opened.append(target)
             yield from target.iter_items()
 
-    def extend(doc: dict[str, Any], gpus: Sequence[Any], driver: Any) -> None:
+    def extend(doc: JsonDict, gpus: Sequence[Gpu], driver: DriverVersion | None) -> None:
         """What each requirement brings in: pip's install set, judged row by row (not with --no-deps)."""
         from cudafit.find.deps import attach_dependencies, judge_dependencies, wheel_pins_note
         from cudafit.targets.pip import PipRequirementTarget

@@ -14,15 +14,20 @@ import itertools
 import os
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cudafit.cli import EXIT_USAGE
+from cudafit.cli.common import Subparsers
 from cudafit.cli.options import add_verdict_options, run_verdicts
+
+if TYPE_CHECKING:
+    from cudafit.model import JsonDict
+    from cudafit.targets.interface import ScanItem
 
 __all__ = ["configure_parser", "execute"]
 
 
-def configure_parser(sub: Any) -> None:
+def configure_parser(sub: Subparsers) -> None:
     """Register ``doctor``."""
     p = sub.add_parser(
         "doctor",
@@ -60,7 +65,7 @@ def execute(args: argparse.Namespace) -> int:
     except EnvironmentResolutionError as err:  # --python PATH that is not an environment: a usage error
         print(f"cudafit: {err.message}", file=sys.stderr)
         return EXIT_USAGE
-    items: Iterable[Any] = target.iter_items()
+    items: Iterable[ScanItem] = target.iter_items()
     missing = [d for d in args.site_packages or () if not os.path.isdir(d)]
     if missing:  # a typo in a CI gate's path must not pass on nothing: reported, and exit 3 when nothing else
         from cudafit.targets.interface import error_item
@@ -72,7 +77,7 @@ def execute(args: argparse.Namespace) -> int:
     if args.verify:
         from cudafit.cli.verify import verification_document
 
-        def verify() -> dict[str, Any]:  # the same files again: the scan cache makes the second read cheap
+        def verify() -> JsonDict:  # the same files again: the scan cache makes the second read cheap
             return verification_document(args, target.iter_items(), notes=target.notes())
 
     return run_verdicts(args, items, notes=target.notes(), sites=target.sites, verify=verify)

@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_FAILS, EXIT_OK, EXIT_USAGE
+from cudafit.cli.common import MachineUse, Subparsers, add_gpu_option, output_format, resolve_gpus
+
+if TYPE_CHECKING:
+    from cudafit.model import JsonDict
 
 __all__ = ["configure_parser", "execute"]
 
 
-def configure_parser(sub: Any) -> None:
+def configure_parser(sub: Subparsers) -> None:
     """Register ``find``."""
     p = sub.add_parser(
         "find",
@@ -30,13 +34,7 @@ def configure_parser(sub: Any) -> None:
         ),
     )
     p.add_argument("requirement", metavar="REQUIREMENT", help="a project name or requirement: torch, 'torch<2.9'")
-    p.add_argument(
-        "--gpu",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="judge for this GPU (repeatable; default: this machine's)",
-    )
+    add_gpu_option(p, "judge for this GPU (repeatable; default: this machine's)")
     p.add_argument("--driver", metavar="VERSION", help="judge for this NVIDIA driver (default: this machine's)")
     p.add_argument("--python-version", metavar="X.Y", help="target Python (default: this interpreter)")
     p.add_argument("--platform", action="append", default=[], metavar="TAG", help="target platform tag (repeatable)")
@@ -59,38 +57,17 @@ def configure_parser(sub: Any) -> None:
 
 def execute(args: argparse.Namespace) -> int:
     """Run ``find``."""
-    from cudafit.errors import CudafitError
     from cudafit.find import find
-    from cudafit.model import Gpu, parse_driver_version
-    from cudafit.report.console import dump_json, make_console
     from cudafit.report.find import find_document, render_text
+    from cudafit.report.formats import Renderers, render
     from cudafit.targets.index import IndexClient
 
-    gpus: list[Any] = []
-    try:
-        driver = parse_driver_version(args.driver) if args.driver else None
-    except CudafitError as err:
-        print(f"cudafit: {err.message}", file=sys.stderr)
+    choice = resolve_gpus(args.gpu, driver=args.driver, probe=not args.no_probe, use=MachineUse.FILL)
+    if choice.errors:
+        for e in choice.errors:
+            print(f"cudafit: {e}", file=sys.stderr)
         return EXIT_USAGE
-    if args.gpu:
-        from cudafit.probe import declared_inventory
-
-        declared, errs = declared_inventory(args.gpu)
-        if errs:
-            for e in errs:
-                print(f"cudafit: {e['message']}", file=sys.stderr)
-            return EXIT_USAGE
-        gpus = [Gpu(d.name, d.compute_capability, None) for d in declared.devices if d.compute_capability]
-    if (not args.gpu or driver is None) and not args.no_probe:
-        from cudafit.probe import probe_machine
-
-        inv = probe_machine()
-        if not args.gpu:
-            gpus = [
-                Gpu(d.name, d.compute_capability, d.cuda_index) for d in inv.cuda_devices if d.compute_capability
-            ]
-        driver = driver or inv.driver_version
-    if not gpus:
+    if not choice.gpus:
         print("cudafit: no GPU found on this machine: name one with --gpu (e.g. --gpu 'RTX 4090')", file=sys.stderr)
         return EXIT_USAGE
     from cudafit.progress import progress
@@ -98,8 +75,8 @@ def execute(args: argparse.Namespace) -> int:
     with progress(f"cudafit find {args.requirement}") as line:  # a status line on a terminal, nothing elsewhere
         result = find(
             args.requirement,
-            gpus,
-            driver=driver,
+            list(choice.gpus),
+            driver=choice.driver,
             python_version=args.python_version,
             platforms=args.platform,
             index_urls=args.index_url,
@@ -111,14 +88,11 @@ def execute(args: argparse.Namespace) -> int:
             max_candidates=args.max_candidates,
         )
     doc = find_document(result)
-    if args.json:
-        dump_json(doc)
-    else:
-        render_text(doc, make_console())
+    render(output_format(args), doc, Renderers(render_text))
     return exit_code(doc)
 
 
-def exit_code(doc: dict[str, Any]) -> int:
+def exit_code(doc: JsonDict) -> int:
     """0: an answer runs natively; 1: none does (or, with --with-deps, a pinned dependency does not);
     3: an index, a wheel or the network failed and no answer was found, so "none runs" is not proven."""
     if doc["answer"] is not None:

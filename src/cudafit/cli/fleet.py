@@ -14,9 +14,14 @@ import argparse
 import os
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_FAILS, EXIT_OK, EXIT_USAGE
+from cudafit.cli.common import Subparsers, nothing_readable, output_format, write_report
+
+if TYPE_CHECKING:
+    from cudafit.fleet.inventory import FleetInventory, FleetNode
+    from cudafit.targets.interface import ScanItem
 
 __all__ = ["add_fleet_source_options", "configure_parser", "execute", "load_fleet", "run_fleet_verdicts"]
 
@@ -24,7 +29,7 @@ __all__ = ["add_fleet_source_options", "configure_parser", "execute", "load_flee
 _INCOMPLETE = ("unknown-gpu", "invalid", "timeout", "unreachable")
 
 
-def configure_parser(sub: Any) -> None:
+def configure_parser(sub: Subparsers) -> None:
     """Register ``fleet``."""
     p = sub.add_parser(
         "fleet",
@@ -45,26 +50,10 @@ def configure_parser(sub: Any) -> None:
         help="Ray cluster (default: RAY_ADDRESS, auto)",
     )
     ray.add_argument("--scan-env", action="store_true", help="also list each node's own installed packages")
-    ray.add_argument(
-        "--fleet-timeout",
-        "--timeout",
-        dest="fleet_timeout",
-        type=float,
-        default=60.0,
-        metavar="S",
-        help="seconds each node has to answer",
-    )
+    _timeout_option(ray, 60.0, "seconds each node has to answer")
     k8s = fsub.add_parser("k8s", help="read NVIDIA GPU Feature Discovery labels of a Kubernetes cluster's nodes")
     _k8s_options(k8s, aliases=True)
-    k8s.add_argument(
-        "--fleet-timeout",
-        "--timeout",
-        dest="fleet_timeout",
-        type=float,
-        default=30.0,
-        metavar="S",
-        help="seconds for each API request",
-    )
+    _timeout_option(k8s, 30.0, "seconds for each API request")
     f = fsub.add_parser("file", help="read a fleet file (cudafit.fleet/1, or a list of cudafit.gpus/1)")
     f.add_argument("path", metavar="FILE")
     for sp in (ray, k8s, f):
@@ -78,7 +67,14 @@ def _usage(p: argparse.ArgumentParser) -> int:
     return EXIT_USAGE
 
 
-def _k8s_options(p: Any, *, aliases: bool) -> None:
+def _timeout_option(p: argparse.ArgumentParser, default: float, help_text: str) -> None:
+    """``--fleet-timeout S`` (``--timeout``: the old name) of ``fleet ray`` and ``fleet k8s``."""
+    p.add_argument(
+        "--fleet-timeout", "--timeout", dest="fleet_timeout", type=float, default=default, metavar="S", help=help_text
+    )
+
+
+def _k8s_options(p: argparse.ArgumentParser | argparse._ArgumentGroup, *, aliases: bool) -> None:
     names = ("--kube-context", "--context") if aliases else ("--kube-context",)  # --context: the old name
     p.add_argument(*names, dest="kube_context", metavar="C", help="kubeconfig context")
     p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig file (default: KUBECONFIG, ~/.kube/config)")
@@ -106,7 +102,7 @@ def add_fleet_source_options(p: argparse.ArgumentParser, *, placement: bool = Tr
         )
 
 
-def load_fleet(args: argparse.Namespace, *, keep_connection: bool = False) -> Any:
+def load_fleet(args: argparse.Namespace, *, keep_connection: bool = False) -> FleetInventory:
     """The :class:`~cudafit.fleet.inventory.FleetInventory` the arguments name."""
     kind = getattr(args, "fleet_source", None) or args.fleet
     if getattr(args, "nodes_json", None) and kind in (None, "k8s"):
@@ -132,7 +128,7 @@ def load_fleet(args: argparse.Namespace, *, keep_connection: bool = False) -> An
     return load_fleet_file(getattr(args, "path", None) or kind)
 
 
-def _empty_or_unjudged(inv: Any) -> str | None:
+def _empty_or_unjudged(inv: FleetInventory) -> str | None:
     """Why nothing can be judged, or ``None``."""
     if not inv.nodes:
         return "; ".join(inv.problems) or "the fleet has no nodes"
@@ -142,21 +138,18 @@ def _empty_or_unjudged(inv: Any) -> str | None:
     return None
 
 
-def _incomplete(inv: Any) -> list[Any]:
+def _incomplete(inv: FleetInventory) -> list[FleetNode]:
     return [n for n in inv.nodes if n.status in _INCOMPLETE]
 
 
 def execute(args: argparse.Namespace) -> int:
     """Run ``fleet``."""
-    from cudafit.report.console import dump_json, make_console
     from cudafit.report.fleet import render_inventory_text
+    from cudafit.report.formats import Renderers, render
 
     inv = load_fleet(args)
     doc = inv.to_dict()
-    if args.json:
-        dump_json(doc)
-    else:
-        render_inventory_text(doc, make_console())
+    render(output_format(args), doc, Renderers(render_inventory_text))
     if not inv.nodes:
         print(f"cudafit: {'; '.join(inv.problems) or 'the fleet has no nodes'}", file=sys.stderr)
         return EXIT_ANALYSIS_FAILED
@@ -189,17 +182,13 @@ def fleet_usage_error(args: argparse.Namespace) -> str | None:
     return None
 
 
-def run_fleet_verdicts(args: argparse.Namespace, items: Iterable[Any]) -> int:
+def run_fleet_verdicts(args: argparse.Namespace, items: Iterable[ScanItem]) -> int:
     """``check``/``doctor --fleet``: judge every node class, render, return the exit code."""
+    from cudafit.analysis import jit_allowed_in
     from cudafit.fleet.judge import judge_fleet
     from cudafit.progress import with_progress
-    from cudafit.report.console import dump_json, make_console
-    from cudafit.report.fleet import (
-        fleet_check_document,
-        render_fleet_html,
-        render_fleet_markdown,
-        render_fleet_text,
-    )
+    from cudafit.report.fleet import fleet_check_document, fleet_renderers, render_fleet_html
+    from cudafit.report.formats import render
     from cudafit.targets.cache import scan_cache
 
     problem = fleet_usage_error(args)
@@ -216,7 +205,7 @@ def run_fleet_verdicts(args: argparse.Namespace, items: Iterable[Any]) -> int:
             disconnect()
         print(f"cudafit: could not analyse the fleet: {why}", file=sys.stderr)
         return EXIT_ANALYSIS_FAILED
-    jit_allowed = os.environ.get("CUDA_DISABLE_PTX_JIT", "0") in ("", "0")
+    jit_allowed = jit_allowed_in(os.environ)
     items_by_env = None
     if by_env:
         from cudafit.fleet.ray_source import fetch_env_items
@@ -231,14 +220,7 @@ def run_fleet_verdicts(args: argparse.Namespace, items: Iterable[Any]) -> int:
 
         placement = make_placement(judgement)
     doc = fleet_check_document(judgement, placement=placement)
-    if args.json:
-        dump_json(doc)
-    elif args.markdown:
-        sys.stdout.write(render_fleet_markdown(doc))
-    else:
-        render_fleet_text(doc, make_console())
-    from cudafit.cli.options import nothing_readable, write_report
-
+    render(output_format(args), doc, fleet_renderers())
     if args.html and not write_report(args.html, render_fleet_html(doc)):
         return EXIT_ANALYSIS_FAILED
     if any(c["status"] in ("fails", "partial") for c in doc["classes"]) or _incomplete(inv):

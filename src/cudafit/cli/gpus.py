@@ -9,14 +9,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cudafit.cli import EXIT_FAILS, EXIT_OK
+from cudafit.cli.common import Subparsers, output_format
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from cudafit.model import JsonDict
 
 __all__ = ["configure_parser", "execute"]
 
 
-def configure_parser(sub: Any) -> None:
+def configure_parser(sub: Subparsers) -> None:
     """Register ``gpus``."""
     p = sub.add_parser(
         "gpus",
@@ -30,12 +36,12 @@ def configure_parser(sub: Any) -> None:
     p.set_defaults(func=execute)
 
 
-def _resolve(names: list[str]) -> tuple[dict[str, Any], int]:
+def _resolve(names: list[str]) -> tuple[JsonDict, int]:
     from cudafit.errors import UnknownGpuError
     from cudafit.rules.gpus import resolve_gpu
 
-    gpus: list[dict[str, Any]] = []
-    errors: list[dict[str, Any]] = []
+    gpus: list[JsonDict] = []
+    errors: list[JsonDict] = []
     for q in names:
         try:
             r = resolve_gpu(q)
@@ -58,38 +64,33 @@ def _resolve(names: list[str]) -> tuple[dict[str, Any], int]:
 
 def execute(args: argparse.Namespace) -> int:
     """Run ``gpus``."""
-    from cudafit.report.console import dump_json, make_console
+    from cudafit.report.formats import Renderers, render
 
     if args.names:
         doc, code = _resolve(args.names)
-        if args.json:
-            dump_json(doc)
-            return code
-        console = make_console()
-        for g in doc["gpus"]:
-            extra = f" ({len(g['matches'])} products)" if len(g["matches"]) > 1 else ""
-            named = f"{g['name']}, " if g["name"] != f"compute capability {g['compute_capability']}" else ""
-            console.print(
-                f"{g['query']}: {named}compute capability {g['compute_capability']}, {g['architecture']}{extra}"
-            )
-        for e in doc["errors"]:
-            print(f"cudafit: {e['message']}", file=sys.stderr)
+        render(output_format(args), doc, Renderers(_render_resolved))
         return code
     from cudafit.probe import inventory_from_file, inventory_to_dict, probe_machine
 
     inv = inventory_from_file(args.inventory) if args.inventory else probe_machine(deep=args.deep, toolchains=True)
-    doc = inventory_to_dict(inv)
-    if args.json:
-        dump_json(doc)
-        return EXIT_OK
-    _render(doc, make_console())
+    render(output_format(args), inventory_to_dict(inv), Renderers(_render))
     return EXIT_OK
+
+
+def _render_resolved(doc: JsonDict, console: Console) -> None:
+    """Text form of a ``cudafit.gpus/1`` resolve document (errors to standard error)."""
+    for g in doc["gpus"]:
+        extra = f" ({len(g['matches'])} products)" if len(g["matches"]) > 1 else ""
+        named = f"{g['name']}, " if g["name"] != f"compute capability {g['compute_capability']}" else ""
+        console.print(f"{g['query']}: {named}compute capability {g['compute_capability']}, {g['architecture']}{extra}")
+    for e in doc["errors"]:
+        print(f"cudafit: {e['message']}", file=sys.stderr)
 
 
 _COLUMNS = ("nvidia-smi #", "CUDA #", "GPU", "CC", "memory", "PCI bus", "UUID")
 
 
-def _rows(doc: dict[str, Any]) -> list[tuple[str, ...]]:
+def _rows(doc: JsonDict) -> list[tuple[str, ...]]:
     return [
         (
             str(g["index"]),
@@ -117,7 +118,7 @@ def _table_lines(rows: list[tuple[str, ...]]) -> list[str]:
     return [" " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
 
 
-def _render(doc: dict[str, Any], console: Any) -> None:
+def _render(doc: JsonDict, console: Console) -> None:
     """Text form of a ``cudafit.gpus/1`` machine document (every value escaped: names come from tools)."""
     from rich.markup import escape
 

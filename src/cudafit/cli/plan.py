@@ -12,15 +12,27 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_FAILS, EXIT_OK, EXIT_USAGE
-from cudafit.model import Gpu
+from cudafit.cli.common import (
+    MachineUse,
+    Subparsers,
+    add_format_options,
+    add_gpu_option,
+    output_format,
+    resolve_gpus,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from cudafit.model import Gpu, JsonDict
 
 __all__ = ["configure_parser", "execute", "render_markdown"]
 
 
-def configure_parser(sub: Any) -> None:
+def configure_parser(sub: Subparsers) -> None:
     """Register ``plan``."""
     p = sub.add_parser(
         "plan",
@@ -30,13 +42,7 @@ def configure_parser(sub: Any) -> None:
             "Exit codes: 0 all GPUs covered, 1 the toolkit cannot build for some GPU, 2 usage."
         ),
     )
-    p.add_argument(
-        "--gpu",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="a GPU to cover (repeatable): 'RTX 3090', '2080', 'h100', 'sm_86', '8.6'",
-    )
+    add_gpu_option(p, "a GPU to cover (repeatable): 'RTX 3090', '2080', 'h100', 'sm_86', '8.6'")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--nvcc", metavar="PATH", help="check targets against this nvcc (default: CUDA_HOME, PATH)")
     src.add_argument("--cuda", metavar="VERSION", help="plan for this CUDA toolkit version (rules table), no nvcc")
@@ -51,9 +57,7 @@ def configure_parser(sub: Any) -> None:
     from cudafit.cli.fleet import add_fleet_source_options
 
     add_fleet_source_options(p, placement=False)
-    fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="print the cudafit.plan/1 JSON document")
-    fmt.add_argument("--markdown", action="store_true", help="print Markdown (paste into an issue)")
+    add_format_options(p, "print the cudafit.plan/1 JSON document", "print Markdown (paste into an issue)")
     p.set_defaults(func=execute)
 
 
@@ -88,7 +92,7 @@ def _targets(args: argparse.Namespace) -> tuple[str, list[str], str | None]:
     return f"{label}: no nvcc found in CUDA_HOME or on PATH, planned for the newest toolkit known", targets, None
 
 
-def render_markdown(doc: dict[str, Any]) -> str:
+def render_markdown(doc: JsonDict) -> str:
     """The plan as Markdown: the three settings in a code block, then the reasons and problems."""
     gpus = ", ".join(f"{g['name']} ({g['compute_capability']})" for g in doc["gpus"])
     out = [f"## cudafit plan: {gpus}\n", f"Checked against {doc['toolkit']}.\n", "```sh"]
@@ -103,13 +107,10 @@ def render_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _render_text(doc: dict[str, Any]) -> None:
+def _render_text(doc: JsonDict, console: Console) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from cudafit.report.console import make_console
-
-    console = make_console()
     table = Table(title="cudafit plan", title_justify="left")
     table.add_column("setting")
     table.add_column("value", overflow="fold")
@@ -144,24 +145,23 @@ def _fleet_gpus(args: argparse.Namespace) -> tuple[list[Gpu], str | None]:
 def execute(args: argparse.Namespace) -> int:
     """Run ``plan``."""
     from cudafit.plan import make_plan
-    from cudafit.probe import declared_inventory
-    from cudafit.report.console import dump_json
+    from cudafit.report.formats import Renderers, render
 
     if args.nodes_json and not args.fleet:
         args.fleet = "k8s"
     if not args.gpu and not args.fleet:
         print("cudafit: plan needs at least one --gpu NAME (or --fleet SOURCE)", file=sys.stderr)
         return EXIT_USAGE
-    inv, errors = declared_inventory(args.gpu)
-    if errors:
-        for e in errors:
-            print(f"cudafit: {e['message']}", file=sys.stderr)
+    choice = resolve_gpus(args.gpu, probe=False, use=MachineUse.INSTEAD)
+    if choice.errors:
+        for e in choice.errors:
+            print(f"cudafit: {e}", file=sys.stderr)
         return EXIT_USAGE
     label, targets, error = _targets(args)
     if error:
         print(f"cudafit: {error}", file=sys.stderr)
         return EXIT_USAGE
-    gpus = [Gpu(d.name, d.compute_capability) for d in inv.devices if d.compute_capability]
+    gpus = list(choice.gpus)
     if args.fleet:
         fleet_gpus, problem = _fleet_gpus(args)
         if problem:
@@ -169,13 +169,12 @@ def execute(args: argparse.Namespace) -> int:
             return EXIT_ANALYSIS_FAILED
         gpus += fleet_gpus
     plan = make_plan(
-        gpus, targets=targets, toolkit=label, arch_specific=args.arch_specific or False, ptx=not args.no_ptx
+        gpus,
+        targets=targets,
+        toolkit=label,
+        arch_specific=args.arch_specific or False,
+        ptx=not args.no_ptx,
     )
     doc = plan.to_dict()
-    if args.json:
-        dump_json(doc)
-    elif args.markdown:
-        sys.stdout.write(render_markdown(doc))
-    else:
-        _render_text(doc)
+    render(output_format(args), doc, Renderers(_render_text, render_markdown))
     return EXIT_FAILS if plan.problems else EXIT_OK

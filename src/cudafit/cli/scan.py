@@ -8,14 +8,22 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_FAILS, EXIT_OK
+from cudafit.cli.common import Subparsers
+
+if TYPE_CHECKING:
+    from cudafit.binary.facts import BinaryFacts
+    from cudafit.binary.fatbin import Buffer
+    from cudafit.report.scan import FileReport, KernelRow
+    from cudafit.targets.cache import ScanCache, TextKey
+    from cudafit.targets.interface import ScanJob
 
 __all__ = ["configure_parser", "execute"]
 
 
-def configure_parser(sub: Any) -> None:
+def configure_parser(sub: Subparsers) -> None:
     """Register ``scan``."""
     p = sub.add_parser(
         "scan",
@@ -33,13 +41,11 @@ def configure_parser(sub: Any) -> None:
     p.set_defaults(func=execute)
 
 
-def _kernels_for(report: Any) -> Any:
+def _kernels_for(report: FileReport) -> FileReport:
     """Attach kernel rows to a report whose file is on disk."""
     import mmap
     import os
     from dataclasses import replace
-
-    from cudafit.report.scan import KernelRow
 
     facts = report.facts
     if not facts.modules and not facts.members:
@@ -64,7 +70,7 @@ def _kernels_for(report: Any) -> Any:
     )
 
 
-def _collect(buf: Any, facts: Any, rows: list[Any], stubs: set[int], errors: list[str]) -> None:
+def _collect(buf: Buffer, facts: BinaryFacts, rows: list[KernelRow], stubs: set[int], errors: list[str]) -> None:
     from cudafit.binary.facts import CubinInfo
     from cudafit.binary.kernels import iter_cubins
     from cudafit.report.scan import KernelRow
@@ -82,28 +88,34 @@ def _collect(buf: Any, facts: Any, rows: list[Any], stubs: set[int], errors: lis
             rows.extend(KernelRow(index, entry.arch_name, k) for k in info.kernels)
 
 
-def _render_job(job: Any) -> tuple[list[str], tuple[int, int, int, int], list[Any], list[Any]]:
+def _text_key(cache: ScanCache | None, job: ScanJob) -> TextKey | None:
+    """The scan cache's key of a file's rendering (its stat and how it is owned); ``None`` without a cache
+    on disk or when the file cannot be stat'ed."""
+    import os
+
+    if cache is None or cache.path is None:
+        return None
+    try:
+        st = os.stat(job.path)
+    except OSError:
+        return None
+    return (*cache.key(job.path, st), job.package, job.version, job.runtime_compiled, job.inactive)
+
+
+def _render_job(job: ScanJob) -> tuple[list[str], tuple[int, int, int, int], list[Any], list[Any]]:
     """Inspect one file and render it as JSON text (runs in worker processes).
 
     With the scan cache on, an unchanged file's rendering is reused without reading its facts.
     """
-    import os
 
     from cudafit.report.scan import FileReport, file_json_texts
     from cudafit.targets.cache import current
 
     cache = current()
-    tkey = None
-    if cache is not None and cache.path is not None:
-        try:
-            st = os.stat(job.path)
-        except OSError:
-            st = None
-        if st is not None:
-            tkey = (*cache.key(job.path, st), job.package, job.version, job.runtime_compiled, job.inactive)
-            hit = cache.get_text(tkey)
-            if hit is not None:
-                return hit[0], hit[1], [], []
+    tkey = _text_key(cache, job)
+    hit = cache.get_text(tkey) if cache is not None and tkey is not None else None
+    if hit is not None:
+        return hit[0], hit[1], [], []
     mark = len(cache.added) if cache is not None else 0
     tmark = len(cache.added_texts) if cache is not None else 0
     item = job.run()
@@ -119,18 +131,10 @@ def _render_job(job: Any) -> tuple[list[str], tuple[int, int, int, int], list[An
     return texts, counts, added, added_texts
 
 
-def _has_text(cache: Any, job: Any) -> bool:
+def _has_text(cache: ScanCache | None, job: ScanJob) -> bool:
     """Whether the scan cache already holds this file's rendering (then no worker is needed for it)."""
-    import os
-
-    if cache is None or cache.path is None:
-        return False
-    try:
-        st = os.stat(job.path)
-    except OSError:
-        return False
-    key = (*cache.key(job.path, st), job.package, job.version, job.runtime_compiled, job.inactive)
-    return cache.get_text(key) is not None
+    key = _text_key(cache, job)
+    return cache is not None and key is not None and cache.get_text(key) is not None
 
 
 def _json_fast(paths: list[str]) -> tuple[str, bool]:

@@ -12,9 +12,14 @@ import argparse
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cudafit.cli import EXIT_USAGE
+from cudafit.cli.common import Subparsers, add_format_options, add_pip_options, output_format, pip_args
+
+if TYPE_CHECKING:
+    from cudafit.model import JsonDict
+    from cudafit.targets.interface import ScanItem
 
 __all__ = ["add_verify_options", "configure_parser", "execute", "verification_document"]
 
@@ -59,10 +64,8 @@ def add_verify_options(p: argparse.ArgumentParser, *, prefix: str = "") -> None:
     )
 
 
-def configure_parser(sub: Any) -> None:
+def configure_parser(sub: Subparsers) -> None:
     """Register ``verify``."""
-    from cudafit.cli.options import add_pip_options
-
     p = sub.add_parser(
         "verify",
         help="ask this machine's CUDA driver to load every module, beside cudafit's prediction (creates a "
@@ -84,18 +87,17 @@ def configure_parser(sub: Any) -> None:
     p.add_argument("--embedded", action="store_true", help="also load the fatbins libraries embed to load themselves")
     p.add_argument("--no-cache", action="store_true", help="do not use or update the scan cache")
     p.add_argument("--modules", action="store_true", help="list every module, not only disagreements and counts")
-    fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="print the cudafit.verify/1 JSON document")
-    fmt.add_argument("--markdown", action="store_true", help="print a Markdown report (paste into an issue)")
+    add_format_options(p, "print the cudafit.verify/1 JSON document", "print a Markdown report (paste into an issue)")
     add_pip_options(p)
     p.set_defaults(func=execute)
 
 
 def verification_document(
-    args: argparse.Namespace, items: Iterable[Any], *, ordinals: Sequence[int] = (), notes: Iterable[str] = ()
-) -> dict[str, Any]:
+    args: argparse.Namespace, items: Iterable[ScanItem], *, ordinals: Sequence[int] = (), notes: Iterable[str] = ()
+) -> JsonDict:
     """Run the verification and return its ``cudafit.verify/1`` document (an error document when the
     driver cannot be asked).  ``items`` are scan items; they are read only once the driver answered."""
+    from cudafit.analysis import jit_allowed_in
     from cudafit.errors import DriverUnavailableError
     from cudafit.progress import with_progress
     from cudafit.report.verify import error_document, verify_document
@@ -114,7 +116,7 @@ def verification_document(
     if bad:
         listed = ", ".join(str(o) for o in sorted(known))
         return error_document("bad-device", f"no CUDA device {bad[0]} (the driver lists {listed})", jit=jit)
-    jit_allowed = os.environ.get("CUDA_DISABLE_PTX_JIT", "0") in ("", "0")
+    jit_allowed = jit_allowed_in(os.environ)
     driver_version = listing.driver_version or _probed_driver()
     extra = list(notes)
     if not jit_allowed:
@@ -145,31 +147,27 @@ def _probed_driver() -> str | None:
     return str(inv.driver_version) if inv.driver_version else None
 
 
-def render(doc: dict[str, Any], args: argparse.Namespace) -> None:
+def render(doc: JsonDict, args: argparse.Namespace) -> None:
     """Write the document as JSON, Markdown or text (errors to stderr unless --json)."""
-    from cudafit.report.console import dump_json, make_console
-    from cudafit.report.verify import render_markdown, render_text
+    from cudafit.report.formats import OutputFormat, render
+    from cudafit.report.verify import verify_renderers
 
-    if getattr(args, "json", False):
-        dump_json(doc)
-    elif doc["error"]:
+    fmt = output_format(args)
+    if doc["error"] and fmt is not OutputFormat.JSON:
         print(f"cudafit verify: could not verify: {doc['error']['message']}", file=sys.stderr)
-    elif getattr(args, "markdown", False):
-        sys.stdout.write(render_markdown(doc))
-    else:
-        render_text(doc, make_console(), modules=bool(getattr(args, "modules", False)))
+        return
+    render(fmt, doc, verify_renderers(modules=bool(getattr(args, "modules", False))))
 
 
 def execute(args: argparse.Namespace) -> int:
     """Run ``verify``."""
-    from cudafit.cli.options import pip_args
     from cudafit.report.verify import verify_exit_code
 
     notes: list[str] = []
     if args.targets:
         from cudafit.targets import open_target
 
-        def items() -> Iterable[Any]:
+        def items() -> Iterable[ScanItem]:
             for spec in args.targets:
                 yield from open_target(spec, pip_args=pip_args(args)).iter_items()
 

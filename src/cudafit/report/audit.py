@@ -7,13 +7,21 @@ Everything is a pure function of the :func:`audit_document` dict, which is built
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape as xml_escape
 from xml.sax.saxutils import quoteattr
 
 from cudafit import __version__
+from cudafit.report.formats import Renderers
 
-__all__ = ["AUDIT_SCHEMA", "audit_document", "render_junit", "render_sarif", "render_text"]
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from cudafit.audit.core import AuditResult, Fix, Gap, MemberResult, Policy, TargetResult
+    from cudafit.model import ComputeCapability, JsonDict
+
+__all__ = ["AUDIT_SCHEMA", "audit_document", "audit_renderers", "render_junit", "render_sarif", "render_text"]
 
 AUDIT_SCHEMA = "cudafit.audit/1"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -49,7 +57,7 @@ _RULES = {
 }
 
 
-def _gap(g: Any) -> dict[str, Any]:
+def _gap(g: Gap) -> JsonDict:
     return {
         "kind": g.kind,
         "compute_capability": str(g.cc),
@@ -62,68 +70,70 @@ def _gap(g: Any) -> dict[str, Any]:
     }
 
 
-def audit_document(result: Any) -> dict[str, Any]:
-    """The ``cudafit.audit/1`` document."""
+def _member_dict(m: MemberResult, index: dict[tuple[ComputeCapability, str, str], int]) -> JsonDict:
+    """One ``targets[].members[]`` row: a member (or library-loaded pool) and its check per requirement."""
+    from cudafit.audit.core import display_path
+
+    return {
+        "path": display_path(m.path),
+        "kind": m.kind,
+        "status": m.status,
+        "files": m.files,
+        "modules": m.modules,
+        "sass": list(m.sass),
+        "ptx": list(m.ptx),
+        "error": m.error,
+        "checks": [
+            {"requirement": index[c.requirement.key], "status": c.status, "gaps": [_gap(g) for g in c.gaps]}
+            for c in m.checks
+        ],
+    }
+
+
+def _fix_dict(fix: Fix | None) -> JsonDict | None:
+    """The arch list that meets the policy, in each build system's spelling."""
+    if fix is None:
+        return None
+    return {
+        "toolkit": fix.toolkit,
+        "torch_cuda_arch_list": fix.torch_cuda_arch_list,
+        "cmake_cuda_architectures": fix.cmake_cuda_architectures,
+        "nvcc_flags": list(fix.nvcc_flags),
+        "problems": list(fix.problems),
+        "notes": list(fix.notes),
+    }
+
+
+def _target_dict(t: TargetResult, policy: Policy, index: dict[tuple[ComputeCapability, str, str], int]) -> JsonDict:
+    """One ``targets[]`` row: a wheel, directory or file, its members and its fix."""
     from cudafit.audit.core import display_path
     from cudafit.audit.torch import describe_gap
 
+    torch_line = None
+    if policy.torch is not None:
+        torch_keys = {x.key for x in policy.torch.requirements()}
+        lacking = [r for r in t.missing if r.key in torch_keys]
+        torch_line = describe_gap(policy.torch, lacking, "wheel" if t.spec.endswith(".whl") else "build")
+    return {
+        "spec": t.spec,
+        "path": display_path(t.spec),
+        "name": t.name,
+        "version": t.version,
+        "status": t.status,
+        "cuda_major": t.cuda_major,
+        "missing": [index[r.key] for r in t.missing],
+        "torch": torch_line,
+        "members": [_member_dict(m, index) for m in t.members],
+        "fix": _fix_dict(t.fix),
+        "notes": list(t.notes),
+    }
+
+
+def audit_document(result: AuditResult) -> JsonDict:
+    """The ``cudafit.audit/1`` document."""
     policy = result.policy
     reqs = list(policy.requirements)
     index = {r.key: i for i, r in enumerate(reqs)}
-    targets = []
-    for t in result.targets:
-        members = []
-        for m in t.members:
-            members.append(
-                {
-                    "path": display_path(m.path),
-                    "kind": m.kind,
-                    "status": m.status,
-                    "files": m.files,
-                    "modules": m.modules,
-                    "sass": list(m.sass),
-                    "ptx": list(m.ptx),
-                    "error": m.error,
-                    "checks": [
-                        {
-                            "requirement": index[c.requirement.key],
-                            "status": c.status,
-                            "gaps": [_gap(g) for g in c.gaps],
-                        }
-                        for c in m.checks
-                    ],
-                }
-            )
-        fix = None
-        if t.fix is not None:
-            fix = {
-                "toolkit": t.fix.toolkit,
-                "torch_cuda_arch_list": t.fix.torch_cuda_arch_list,
-                "cmake_cuda_architectures": t.fix.cmake_cuda_architectures,
-                "nvcc_flags": list(t.fix.nvcc_flags),
-                "problems": list(t.fix.problems),
-                "notes": list(t.fix.notes),
-            }
-        torch_line = None
-        if policy.torch is not None:
-            torch_keys = {x.key for x in policy.torch.requirements()}
-            lacking = [r for r in t.missing if r.key in torch_keys]
-            torch_line = describe_gap(policy.torch, lacking, "wheel" if t.spec.endswith(".whl") else "build")
-        targets.append(
-            {
-                "spec": t.spec,
-                "path": display_path(t.spec),
-                "name": t.name,
-                "version": t.version,
-                "status": t.status,
-                "cuda_major": t.cuda_major,
-                "missing": [index[r.key] for r in t.missing],
-                "torch": torch_line,
-                "members": members,
-                "fix": fix,
-                "notes": list(t.notes),
-            }
-        )
     return {
         "schema": AUDIT_SCHEMA,
         "cudafit_version": __version__,
@@ -137,16 +147,16 @@ def audit_document(result: Any) -> dict[str, Any]:
             "match_torch": policy.torch.to_dict() if policy.torch is not None else None,
             "requirements": [r.to_dict() for r in reqs],
         },
-        "targets": targets,
+        "targets": [_target_dict(t, policy, index) for t in result.targets],
         "notes": list(result.notes),
     }
 
 
-def _labels(doc: dict[str, Any], indexes: list[int]) -> list[str]:
+def _labels(doc: JsonDict, indexes: list[int]) -> list[str]:
     return [doc["policy"]["requirements"][i]["label"] for i in indexes]
 
 
-def iter_failures(doc: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any], str, dict[str, Any] | None]]:
+def iter_failures(doc: JsonDict) -> Iterator[tuple[JsonDict, JsonDict, str, JsonDict | None]]:
     """(target, member, requirement label, gap or None for an unreadable member) for everything that fails."""
     reqs = doc["policy"]["requirements"]
     for t in doc["targets"]:
@@ -161,26 +171,11 @@ def iter_failures(doc: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[st
                         yield t, m, reqs[c["requirement"]]["label"], g
 
 
-def render_text(doc: dict[str, Any], console: Any) -> None:
+def render_text(doc: JsonDict, console: Console) -> None:
     """The verdict per target, a table of what is missing per member, and the fix."""
     from rich.markup import escape
-    from rich.table import Table
 
-    pol = doc["policy"]
-    asked = [f"'{s}'" for s in pol["require"]]
-    if pol["match_torch"]:
-        t = pol["match_torch"]
-        ptx = "; PTX " + ", ".join(t["ptx"]) if t["ptx"] else ""
-        asked.append(f"torch {t['version'] or ''} build list ({', '.join(t['sass'])}{ptx})")
-    where = f" (from {pol['config']})" if pol["config"] else ""
-    labels = ", ".join(r["label"] for r in pol["requirements"])
-    console.print(f"[bold]Policy[/bold]{escape(where)}: require {escape(' + '.join(asked))}", highlight=False)
-    console.print(f"        = {escape(labels)}", highlight=False)
-    allowances = [
-        "gated/specialised modules " + ("allowed" if pol["allow_specialised"] else "not allowed (--allow-specialised)"),
-        "PTX JIT " + ("accepted for SASS requirements" if pol["allow_jit"] else "does not meet SASS requirements"),
-    ]
-    console.print("        " + "; ".join(allowances), highlight=False)
+    _render_policy(doc["policy"], console)
     colours = {"pass": "green", "fail": "red", "error": "yellow"}
     for t in doc["targets"]:
         name = f"{t['name']} {t['version']}" if t["name"] and t["version"] else t["path"]
@@ -197,41 +192,73 @@ def render_text(doc: dict[str, Any], console: Any) -> None:
         if allowed:
             summary += f" ({allowed} check(s) only because gated/specialised modules are allowed)"
         console.print(summary, highlight=False)
-        rows = [(m, label, g) for tt, m, label, g in iter_failures({**doc, "targets": [t]})]
+        rows = [(m, label, g) for _t, m, label, g in iter_failures({**doc, "targets": [t]})]
         if rows:
-            table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-            table.add_column("member", overflow="fold")
-            table.add_column("arch")
-            table.add_column("what is missing", overflow="fold")
-            for m, label, g in rows:
-                member = m["path"].split("!", 1)[-1]
-                if m["kind"] == "pool":
-                    member += " (library-loaded)" if m["files"] == 1 else f"/ ({m['files']} library-loaded files)"
-                what = escape(g["message"]) if g is not None else f"[yellow]unreadable[/yellow]: {escape(m['error'])}"
-                table.add_row(escape(member), escape(label), what)
-            console.print(table)
+            console.print(_missing_table(rows))
         if t["missing"]:
             console.print(f"  missing: {escape(', '.join(_labels(doc, t['missing'])))}", highlight=False)
-        fix = t["fix"]
-        if fix:
-            console.print(f"  [bold]Fix[/bold]: rebuild with the policy's arch list ({escape(fix['toolkit'])}):")
-            if fix["torch_cuda_arch_list"]:
-                console.print(f'    TORCH_CUDA_ARCH_LIST="{escape(fix["torch_cuda_arch_list"])}"', highlight=False)
-                console.print(
-                    f'    CMAKE_CUDA_ARCHITECTURES="{escape(fix["cmake_cuda_architectures"])}"', highlight=False
-                )
-                console.print(f"    nvcc {escape(' '.join(fix['nvcc_flags']))}", highlight=False)
-            for p in fix["problems"]:
-                console.print(f"    [red]problem:[/red] {escape(p)}", highlight=False)
-            for n in fix["notes"]:
-                console.print(f"    - {escape(n)}", highlight=False)
+        if t["fix"]:
+            _render_fix(t["fix"], console)
         for n in t["notes"]:
             console.print(f"  note: {escape(n)}", highlight=False)
     for n in doc["notes"]:
         console.print(f"note: {escape(n)}", highlight=False)
 
 
-def render_sarif(doc: dict[str, Any]) -> dict[str, Any]:
+def _render_policy(pol: JsonDict, console: Console) -> None:
+    """What is required, as asked and as the archs it comes to, and what is allowed."""
+    from rich.markup import escape
+
+    asked = [f"'{s}'" for s in pol["require"]]
+    if pol["match_torch"]:
+        t = pol["match_torch"]
+        ptx = "; PTX " + ", ".join(t["ptx"]) if t["ptx"] else ""
+        asked.append(f"torch {t['version'] or ''} build list ({', '.join(t['sass'])}{ptx})")
+    where = f" (from {pol['config']})" if pol["config"] else ""
+    labels = ", ".join(r["label"] for r in pol["requirements"])
+    console.print(f"[bold]Policy[/bold]{escape(where)}: require {escape(' + '.join(asked))}", highlight=False)
+    console.print(f"        = {escape(labels)}", highlight=False)
+    allowances = [
+        "gated/specialised modules " + ("allowed" if pol["allow_specialised"] else "not allowed (--allow-specialised)"),
+        "PTX JIT " + ("accepted for SASS requirements" if pol["allow_jit"] else "does not meet SASS requirements"),
+    ]
+    console.print("        " + "; ".join(allowances), highlight=False)
+
+
+def _missing_table(rows: list[tuple[JsonDict, str, JsonDict | None]]) -> Table:
+    """What each failing member lacks, per required arch (an unreadable member says why)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+    table.add_column("member", overflow="fold")
+    table.add_column("arch")
+    table.add_column("what is missing", overflow="fold")
+    for m, label, g in rows:
+        member = m["path"].split("!", 1)[-1]
+        if m["kind"] == "pool":
+            member += " (library-loaded)" if m["files"] == 1 else f"/ ({m['files']} library-loaded files)"
+        what = escape(g["message"]) if g is not None else f"[yellow]unreadable[/yellow]: {escape(m['error'])}"
+        table.add_row(escape(member), escape(label), what)
+    return table
+
+
+def _render_fix(fix: JsonDict, console: Console) -> None:
+    """The rebuild with the policy's arch list, in each build system's spelling."""
+    from rich.markup import escape
+
+    console.print(f"  [bold]Fix[/bold]: rebuild with the policy's arch list ({escape(fix['toolkit'])}):")
+    if fix["torch_cuda_arch_list"]:
+        console.print(f'    TORCH_CUDA_ARCH_LIST="{escape(fix["torch_cuda_arch_list"])}"', highlight=False)
+        console.print(f'    CMAKE_CUDA_ARCHITECTURES="{escape(fix["cmake_cuda_architectures"])}"', highlight=False)
+        console.print(f"    nvcc {escape(' '.join(fix['nvcc_flags']))}", highlight=False)
+    for p in fix["problems"]:
+        console.print(f"    [red]problem:[/red] {escape(p)}", highlight=False)
+    for n in fix["notes"]:
+        console.print(f"    - {escape(n)}", highlight=False)
+
+
+def render_sarif(doc: JsonDict) -> JsonDict:
     """A SARIF 2.1.0 log: one result per (member, requirement, gap), located at the artifact."""
     rules = [
         {
@@ -249,27 +276,8 @@ def render_sarif(doc: dict[str, Any]) -> dict[str, Any]:
     results = []
     artifacts: dict[str, int] = {}
     for t, m, label, g in iter_failures(doc):
-        kind = g["kind"] if g is not None else "unreadable"
-        rid, _text, level, _uri = _RULES[kind]
-        uri = t["path"]
-        artifacts.setdefault(uri, len(artifacts))
-        member = m["path"].split("!", 1)[-1] if "!" in m["path"] else m["path"]
-        text = f"{member}: {label}: {g['message']}" if g is not None else f"{member}: unreadable: {m['error']}"
-        result: dict[str, Any] = {
-            "ruleId": rid,
-            "ruleIndex": index[kind],
-            "level": level,
-            "message": {"text": text},
-            "locations": [
-                {
-                    "physicalLocation": {"artifactLocation": {"uri": uri, "index": artifacts[uri]}},
-                    "logicalLocations": [{"name": member, "kind": "module"}],
-                }
-            ],
-            "partialFingerprints": {"cudafit/v1": f"{t['name'] or uri}|{member}|{label}|{kind}"},
-            "properties": {"requirement": label, "archs": g["archs"] if g else "", "modules": g["modules"] if g else 0},
-        }
-        results.append(result)
+        artifacts.setdefault(t["path"], len(artifacts))
+        results.append(_sarif_result(t, m, label, g, index, artifacts[t["path"]]))
     fixes = [
         f'{t["path"]}: TORCH_CUDA_ARCH_LIST="{t["fix"]["torch_cuda_arch_list"]}"' for t in doc["targets"] if t["fix"]
     ]
@@ -300,7 +308,32 @@ def render_sarif(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def render_junit(doc: dict[str, Any]) -> str:
+def _sarif_result(
+    t: JsonDict, m: JsonDict, label: str, g: JsonDict | None, index: dict[str, int], artifact: int
+) -> JsonDict:
+    """One SARIF result: a member's gap (or its unreadability) for one requirement, located at the artifact."""
+    kind = g["kind"] if g is not None else "unreadable"
+    rid, _text, level, _uri = _RULES[kind]
+    uri = t["path"]
+    member = m["path"].split("!", 1)[-1] if "!" in m["path"] else m["path"]
+    text = f"{member}: {label}: {g['message']}" if g is not None else f"{member}: unreadable: {m['error']}"
+    return {
+        "ruleId": rid,
+        "ruleIndex": index[kind],
+        "level": level,
+        "message": {"text": text},
+        "locations": [
+            {
+                "physicalLocation": {"artifactLocation": {"uri": uri, "index": artifact}},
+                "logicalLocations": [{"name": member, "kind": "module"}],
+            }
+        ],
+        "partialFingerprints": {"cudafit/v1": f"{t['name'] or uri}|{member}|{label}|{kind}"},
+        "properties": {"requirement": label, "archs": g["archs"] if g else "", "modules": g["modules"] if g else 0},
+    }
+
+
+def render_junit(doc: JsonDict) -> str:
     """JUnit XML: one test suite per target, one test case per member x required arch."""
     reqs = doc["policy"]["requirements"]
     suites = []
@@ -341,3 +374,8 @@ def render_junit(doc: dict[str, Any]) -> str:
         f'failures="{failures}" errors="{errors}">\n'
     )
     return head + "\n".join(suites) + "\n</testsuites>\n"
+
+
+def audit_renderers() -> Renderers:
+    """How ``audit`` writes its document to standard output (``--format text|json|sarif``)."""
+    return Renderers(render_text, sarif=render_sarif)

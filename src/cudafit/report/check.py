@@ -5,21 +5,29 @@ Pure functions of an :class:`~cudafit.analysis.Analysis`; no decision is taken h
 
 from __future__ import annotations
 
+import functools
 import html
-import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudafit import __version__
-from cudafit.analysis import Analysis, worst_status
+from cudafit.actions import action_rank, inside_site, modules_without_code
+from cudafit.analysis import Analysis, PackageResult
+from cudafit.model import JsonDict
 from cudafit.report.console import gpu_title
+from cudafit.report.formats import Renderers
 from cudafit.report.matrix import STATUS_COLORS as _COLORS
 from cudafit.report.matrix import coverage_ranges as _ranges
+from cudafit.rules.engine import PackageVerdict
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = [
     "CHECK_SCHEMA",
     "cell_title",
     "check_document",
+    "check_renderers",
     "html_legend",
     "html_stamp",
     "inside_site",
@@ -29,185 +37,89 @@ __all__ = [
 ]
 
 CHECK_SCHEMA = "cudafit.check/1"
-_SEVERITY_ORDER = {"fails": 0, "partial": 1, "runtime": 2, "jit": 3}
 _HTML_COLORS = {"native": "#2e7d32", "jit": "#f9a825", "partial": "#ef6c00", "fails": "#c62828", "none": "#9e9e9e"}
 
 
-#: A path's part up to and including its site-packages (or dist-packages) folder.
-_SITE_PREFIX = re.compile(r"(?<![\w-])[^\s'\"(),;]*?[/\\](?:site|dist)-packages[/\\]")
-
-
-def inside_site(text: str) -> str:
-    """Paths in a message as a user finds them in the package: ``torch/lib/libtorch_cuda_linalg.so``, not
-    ``/home/me/venvs/x/lib/python3.11/site-packages/torch/lib/...`` (the ``path`` fields keep the whole path)."""
-    return _SITE_PREFIX.sub("", text)
-
-
-def check_document(
-    analysis: Analysis, *, machine: dict[str, Any] | None = None, kernels: bool = False
-) -> dict[str, Any]:
+def check_document(analysis: Analysis, *, kernels: bool = False) -> JsonDict:
     """The ``cudafit.check/1`` document (``doctor`` uses the same schema); ``kernels`` adds, per verdict,
     the modules without code for its GPU with their kernels (``--kernels``)."""
-    from cudafit.fixes import build_switch_of, cuda_major_of, fixes_for, runtime_compile_fixes
-
-    gpus = [
-        {
-            "name": g.name,
-            "compute_capability": str(g.compute_capability),
-            "cuda_index": g.index,
-        }
-        for g in analysis.gpus
-    ]
-    targets = []
-    actions = []
-    for p in analysis.packages:
-        verdicts = []
-        fixes: list[str] = []
-        cuda = cuda_major_of(p.files)
-        switch = build_switch_of(p.name, p.files)
-        statuses = [v.status.value for v in p.verdicts]
-        for i, v in enumerate(p.verdicts):
-            d = v.to_dict()
-            verdict: dict[str, Any] = {
-                "gpu": i,
-                "status": d["status"],
-                "counts": d["counts"],
-                "reasons": [{**r, "message": inside_site(r["message"])} for r in d["reasons"]],
-            }
-            if kernels:
-                verdict["without_code"] = list(iter_modules_without_code(v))
-            judgement = p.runtime[i] if p.runtime else None
-            verdict["runtime"] = judgement.to_dict() if judgement is not None else None
-            verdicts.append(verdict)
-            for fixed in fixes_for(
-                p.name,
-                p.version,
-                analysis.gpus[i],
-                v,
-                all_gpus=analysis.gpus,
-                distribution=p.distribution,
-                cuda=cuda,
-                statuses=statuses,
-                path=p.path,
-                switch=switch,
-            ):
-                fix = inside_site(str(fixed))  # the typed fix (fixes.Fix) is for tools; the document carries its line
-                if fix not in fixes:
-                    fixes.append(fix)
-                status = d["status"]
-                if status in _SEVERITY_ORDER:
-                    actions.append(
-                        {
-                            "severity": status,
-                            "package": p.name,
-                            "gpu": i,
-                            "message": fix,
-                        }
-                    )
-            if judgement is not None and judgement.status != "native":
-                severity = judgement.status if judgement.status in _SEVERITY_ORDER else "runtime"
-                for fix in judgement.actions:
-                    if fix not in fixes:
-                        fixes.append(fix)
-                    actions.append({"severity": severity, "package": p.name, "gpu": i, "message": fix})
-            if p.compilers:  # the run-time code is judged from its compilers, not from the local toolchain
-                continue
-            for fix in runtime_compile_fixes(p.runtime_compiled, analysis.gpus[i], analysis.toolchains):
-                if fix not in fixes:
-                    fixes.append(fix)
-                actions.append({"severity": "runtime", "package": p.name, "gpu": i, "message": fix})
-        targets.append(
-            {
-                "name": p.name,
-                "version": p.version,
-                "path": p.path,
-                "status": p.status,
-                "runtime_compiled": p.runtime_compiled,
-                "runtime_compilers": [c.to_dict() for c in p.compilers],
-                "files": len(p.files),
-                "unreadable": [{"path": f.path, "error": f.error} for f in p.unreadable],
-                "inactive": [{"path": path, "reason": why} for path, why in p.inactive],
-                "fallbacks": [{"path": path, "assumed": list(what)} for path, what in p.fallbacks],
-                "coverage": p.coverage,
-                "verdicts": verdicts,
-                "fixes": fixes,
-            }
-        )
-    actions = _group_actions(actions)
-    overall = worst_status(p.status for p in analysis.packages) if analysis.gpus else "none"
+    advice = analysis.advice
     return {
         "schema": CHECK_SCHEMA,
         "cudafit_version": __version__,
-        "status": overall,
+        "status": analysis.status.value,
         "driver_version": str(analysis.driver) if analysis.driver else None,
         "jit_allowed": analysis.jit_allowed,
-        "machine": machine,
-        "gpus": gpus,
-        "targets": targets,
-        "actions": actions,
+        "machine": analysis.machine.to_dict() if analysis.machine is not None else None,
+        "gpus": [
+            {"name": g.name, "compute_capability": str(g.compute_capability), "cuda_index": g.index}
+            for g in analysis.gpus
+        ],
+        "targets": [
+            _package_row(p, fixes, kernels=kernels) for p, fixes in zip(analysis.packages, advice.fixes, strict=True)
+        ],
+        "actions": [a.to_dict() for a in advice.actions],
         "notes": list(analysis.notes),
     }
 
 
-#: Order of modules without code in --kernels listings: what fails first.
-_GAP_ORDER = {"fails": 0, "specialised": 1, "gated": 2}
+def _package_row(p: PackageResult, fixes: tuple[str, ...], *, kernels: bool) -> JsonDict:
+    """One ``targets[]`` row (the JSON key predates the words): a package, its verdict on each GPU, its fixes."""
+    return {
+        "name": p.name,
+        "version": p.version,
+        "path": p.path,
+        "status": p.status.value,
+        "runtime_compiled": p.runtime_compiled,
+        "runtime_compilers": [c.to_dict() for c in p.compilers],
+        "files": len(p.files),
+        "unreadable": [{"path": f.path, "error": f.error} for f in p.unreadable],
+        "inactive": [{"path": path, "reason": why} for path, why in p.inactive],
+        "fallbacks": [{"path": path, "assumed": list(what)} for path, what in p.fallbacks],
+        "coverage": p.coverage,
+        "verdicts": [_verdict(p, i, kernels=kernels) for i in range(len(p.verdicts))],
+        "fixes": list(fixes),
+    }
 
 
-def iter_modules_without_code(verdict: Any) -> Iterator[dict[str, Any]]:
-    """The modules of a package verdict that have no code for its GPU: holes, then specialised, then gated."""
-    rows = []
-    for fv in verdict.files:
-        for m in fv.modules:
-            status = m.status.value
-            if status not in _GAP_ORDER or m.index < 0:
-                continue
-            rows.append(
-                {
-                    "path": m.path or fv.path,
-                    "module": m.index,
-                    "status": status,
-                    "reason": m.reasons[0].code if m.reasons else "",
-                    "sass": list(m.sass),
-                    "ptx": list(m.ptx),
-                    "kernels": list(m.kernels) if m.kernels is not None else None,
-                }
-            )
-    rows.sort(key=lambda r: _GAP_ORDER[r["status"]])
-    yield from rows
+def _verdict(p: PackageResult, i: int, *, kernels: bool) -> JsonDict:
+    """One ``verdicts[]`` row: the package on GPU ``i``."""
+    d = p.verdicts[i].to_dict()
+    verdict: JsonDict = {
+        "gpu": i,
+        "status": d["status"],
+        "counts": d["counts"],
+        "reasons": [{**r, "message": inside_site(r["message"])} for r in d["reasons"]],
+    }
+    if kernels:
+        verdict["without_code"] = [gap.to_dict() for gap in p.without_code[i]]
+    judgement = p.runtime[i] if p.runtime else None
+    verdict["runtime"] = judgement.to_dict() if judgement is not None else None
+    return verdict
 
 
-def _group_actions(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One action per (GPU, message): packages sharing a root cause are listed together.
+def check_renderers(*, wide: bool = False) -> Renderers:
+    """How ``check`` and ``doctor`` write their document (``wide``: always the coverage columns)."""
+    return Renderers(functools.partial(render_text, wide=wide), render_markdown, render_html)
 
-    Sorted by severity, then GPU, then the order the fixes came in, so an alternative (``or ...``)
-    stays right after the fix it is an alternative to.
-    """
-    grouped: dict[tuple[int, str, str], dict[str, Any]] = {}
-    for a in actions:
-        key = (a["gpu"], a["message"], a["severity"])  # a package is listed under its own status only
-        if key in grouped:
-            grouped[key]["package"] += ", " + a["package"]
-        else:
-            grouped[key] = dict(a)
-    out = list(grouped.values())
-    worst: dict[int, int] = {}
-    for a in out:
-        worst[a["gpu"]] = min(worst.get(a["gpu"], 9), _SEVERITY_ORDER.get(a["severity"], 9))
-    order = {id(a): n for n, a in enumerate(out)}
-    out.sort(key=lambda a: (worst[a["gpu"]], a["gpu"], _SEVERITY_ORDER.get(a["severity"], 9), order[id(a)]))
-    return out
+
+def iter_modules_without_code(verdict: PackageVerdict) -> Iterator[JsonDict]:
+    """The ``without_code`` rows of a package verdict (kept for ``cli/explain``: new code reads
+    :func:`cudafit.actions.modules_without_code`)."""
+    for gap in modules_without_code(verdict):
+        yield gap.to_dict()
 
 
 def _cell(status: str) -> str:
     return f"[{_COLORS.get(status, 'white')}]{status}[/]"
 
 
-def _gpu_label(g: dict[str, Any]) -> str:
+def _gpu_label(g: JsonDict) -> str:
     idx = f"cuda:{g['cuda_index']} " if g.get("cuda_index") is not None else ""
     return idx + gpu_title(g["name"], g["compute_capability"])
 
 
-def iter_action_groups(doc: dict[str, Any]) -> Iterator[tuple[str, list[tuple[str, str, list[str]]]]]:
+def iter_action_groups(doc: JsonDict) -> Iterator[tuple[str, list[tuple[str, str, list[str]]]]]:
     """What to do, per GPU: ``(GPU label, [(severity, packages, [messages...])])``.
 
     One heading per GPU, under it one entry per package (or packages with the same fixes) with every
@@ -227,7 +139,7 @@ def iter_action_groups(doc: dict[str, Any]) -> Iterator[tuple[str, list[tuple[st
         yield _gpu_label(doc["gpus"][gpu]), [(sev, ", ".join(pkgs), list(msgs)) for (sev, msgs), pkgs in merged.items()]
 
 
-def render_text(doc: dict[str, Any], console: Any, *, wide: bool = False) -> None:
+def render_text(doc: JsonDict, console: Console, *, wide: bool = False) -> None:
     """Matrix + actions on a terminal (rich; colour only on a TTY / without NO_COLOR)."""
     from rich.markup import escape
     from rich.padding import Padding
@@ -247,18 +159,7 @@ def render_text(doc: dict[str, Any], console: Any, *, wide: bool = False) -> Non
             "No GPU to judge against: the columns show which compute capabilities each package covers; 'partial' "
             "means some modules lack code there (use --gpu NAME to evaluate for a specific GPU)."
         )
-    if doc["actions"]:
-        console.print("\n[bold]What to do[/bold] (most serious first):")
-        for label, entries in iter_action_groups(doc):
-            console.print(f"  [bold]{escape(label)}[/bold]")
-            for sev, pkg, msgs in entries:
-                head = f"{_cell(sev)} {escape(pkg)}:"
-                if len(msgs) == 1:
-                    console.print(Padding(Text.from_markup(f"{head} {escape(msgs[0])}"), (0, 0, 0, 4), expand=False))
-                    continue
-                console.print(Padding(Text.from_markup(head), (0, 0, 0, 4), expand=False))
-                for m in msgs:  # alternatives: wrapped lines keep the indent
-                    console.print(Padding(Text(m), (0, 0, 0, 6), expand=False))
+    _render_actions(doc, console)
     listed = any("without_code" in v for t in doc["targets"] for v in t["verdicts"])
     info = [] if listed else list(iter_specialised_lines(doc))  # --kernels summarises them below
     if info:
@@ -278,7 +179,27 @@ def render_text(doc: dict[str, Any], console: Any, *, wide: bool = False) -> Non
         console.print(f"note: {escape(n)}")
 
 
-def iter_dependency_lines(doc: dict[str, Any]) -> Iterator[str]:
+def _render_actions(doc: JsonDict, console: Console) -> None:
+    """What to do, per GPU, most serious first (alternatives on their own lines, indented)."""
+    from rich.markup import escape
+    from rich.padding import Padding
+    from rich.text import Text
+
+    if doc["actions"]:
+        console.print("\n[bold]What to do[/bold] (most serious first):")
+    for label, entries in iter_action_groups(doc):
+        console.print(f"  [bold]{escape(label)}[/bold]")
+        for sev, pkg, msgs in entries:
+            head = f"{_cell(sev)} {escape(pkg)}:"
+            if len(msgs) == 1:
+                console.print(Padding(Text.from_markup(f"{head} {escape(msgs[0])}"), (0, 0, 0, 4), expand=False))
+                continue
+            console.print(Padding(Text.from_markup(head), (0, 0, 0, 4), expand=False))
+            for m in msgs:  # alternatives: wrapped lines keep the indent
+                console.print(Padding(Text(m), (0, 0, 0, 6), expand=False))
+
+
+def iter_dependency_lines(doc: JsonDict) -> Iterator[str]:
     """What each requirement brings in: one line per dependency judged (its status per GPU, bytes read)."""
     for t in doc["targets"]:
         rows = t.get("dependencies") or []
@@ -295,7 +216,7 @@ def iter_dependency_lines(doc: dict[str, Any]) -> Iterator[str]:
             yield f"  {r['name']} {r['version']}: {state}" + (f" [{cells}]" if cells else "") + f"; {read}"
 
 
-def iter_fallback_lines(doc: dict[str, Any]) -> Iterator[str]:
+def iter_fallback_lines(doc: JsonDict) -> Iterator[str]:
     """One line per file read only in part: the package whose verdicts rest on it, and what was assumed."""
     for t in doc["targets"]:
         name = f"{t['name']} {t['version']}" if t["version"] else t["name"]
@@ -303,7 +224,7 @@ def iter_fallback_lines(doc: dict[str, Any]) -> Iterator[str]:
             yield f"{name}: its verdicts rest on {f['path']} read in part: {'; '.join(f['assumed'])}"
 
 
-def iter_specialised_lines(doc: dict[str, Any]) -> Iterator[str]:
+def iter_specialised_lines(doc: JsonDict) -> Iterator[str]:
     """One line per package with modules specialised for, or gated to, other GPUs: their counts over
     the GPUs judged (a range when they differ)."""
 
@@ -391,7 +312,7 @@ def _short(path: str, root: str) -> str:
     return path
 
 
-def _gpu_blocks(doc: dict[str, Any], gi: int, statuses: tuple[str, ...]) -> list[tuple[str, str, str, list[Any]]]:
+def _gpu_blocks(doc: JsonDict, gi: int, statuses: tuple[str, ...]) -> list[tuple[str, str, str, list[Any]]]:
     """(table word, package, file, rows) for one GPU."""
     blocks = []
     for t in doc["targets"]:
@@ -407,10 +328,10 @@ def _gpu_blocks(doc: dict[str, Any], gi: int, statuses: tuple[str, ...]) -> list
     return blocks
 
 
-def _hole_blocks(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def _hole_blocks(doc: JsonDict) -> list[JsonDict]:
     """Holes per (package, file) over all GPUs, the worst table word first: each kernel family once, with
     the GPUs it has no code for."""
-    blocks: dict[tuple[str, str], dict[str, Any]] = {}
+    blocks: dict[tuple[str, str], JsonDict] = {}
     for gi, g in enumerate(doc["gpus"]):
         cc = str(g["compute_capability"])
         for word, pkg, path, rows in _gpu_blocks(doc, gi, ("fails",)):
@@ -425,11 +346,11 @@ def _hole_blocks(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 seen = b["families"].setdefault(fam, [0, []])
                 seen[0] = max(seen[0], count)
                 seen[1].append(cc)
-    worst = {key: min(_SEVERITY_ORDER.get(w, 9) for w in b["words"]) for key, b in blocks.items()}
+    worst = {key: min(action_rank(w) for w in b["words"]) for key, b in blocks.items()}
     return [blocks[k] for k in sorted(blocks, key=lambda k: (worst[k], k[0].lower(), k[1]))]
 
 
-def _render_without_code(doc: dict[str, Any], console: Any) -> None:
+def _render_without_code(doc: JsonDict, console: Console) -> None:
     """--kernels: the holes of every package first, in the table's words, one line per kernel family (template
     instances folded, each name once, with the GPUs it lacks code for when not all of the block's); then the
     modules specialised for or gated to other GPUs, summarised (``--json`` lists every module and kernel)."""
@@ -440,7 +361,7 @@ def _render_without_code(doc: dict[str, Any], console: Any) -> None:
     if holes:
         console.print("\n[bold]Kernels without code for the GPU[/bold] (--kernels; --json lists every kernel):")
     for b in holes:
-        words = sorted(b["words"].items(), key=lambda kv: _SEVERITY_ORDER.get(kv[0], 9))
+        words = sorted(b["words"].items(), key=lambda kv: action_rank(kv[0]))
         on = "; ".join(f"{_cell(w)} on {', '.join(sorted(ccs, key=_cc_key))}" for w, ccs in words)
         every = [cc for _w, ccs in words for cc in ccs]
         counts = sorted(set(b["modules"].values()))
@@ -462,7 +383,7 @@ def _render_without_code(doc: dict[str, Any], console: Any) -> None:
         console.print(f"  {escape(line)}", highlight=False)
 
 
-def _iter_information(doc: dict[str, Any]) -> Iterator[str]:
+def _iter_information(doc: JsonDict) -> Iterator[str]:
     """One line per (package, file, status, modules) specialised for or gated to other GPUs, naming the GPUs
     it concerns: a module is summarised once, however many GPUs it is information for."""
     lines: dict[tuple[str, str, str, tuple[int, ...]], tuple[list[str], list[Any]]] = {}
@@ -494,7 +415,7 @@ def _arch_key(arch: str) -> tuple[int, str]:
     return (int(digits) if digits else 0, arch)
 
 
-def render_markdown(doc: dict[str, Any]) -> str:
+def render_markdown(doc: JsonDict) -> str:
     """The matrix as a Markdown table to paste into an issue."""
     head = ["package", *(_gpu_label(g) for g in doc["gpus"]), "native on CC", "JIT on CC", "partial on CC"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -521,7 +442,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _html_fallbacks(doc: dict[str, Any]) -> str:
+def _html_fallbacks(doc: JsonDict) -> str:
     lines = list(iter_fallback_lines(doc))
     if not lines:
         return ""
@@ -541,7 +462,7 @@ STATUS_MEANINGS = {
 _NOT_FOR_RUNNING = ("no-device-code", "relocatable-only", "kernel-less-module")
 
 
-def cell_title(verdict: dict[str, Any]) -> str:
+def cell_title(verdict: JsonDict) -> str:
     """The tooltip of a grid cell: the reasons behind its status, its meaning when it has none."""
     reasons = verdict["reasons"]
     if verdict["status"] in ("native", "jit"):
@@ -561,7 +482,7 @@ def html_stamp() -> list[tuple[str, str]]:
     return [("host", platform.node() or "unknown"), ("date", when)]
 
 
-def _html_context(doc: dict[str, Any]) -> str:
+def _html_context(doc: JsonDict) -> str:
     """Where and when the report was made and for which driver and GPUs: a report read later, elsewhere."""
     esc = html.escape
     machine = doc.get("machine") or {}
@@ -586,7 +507,7 @@ def html_legend() -> str:
     return f"<h2>Legend</h2><table class='legend'>{items}</table>"
 
 
-def render_html(doc: dict[str, Any]) -> str:
+def render_html(doc: JsonDict) -> str:
     """A self-contained HTML page with the matrix as a colour grid, a legend, and where/when it was made."""
     esc = html.escape
     head = "".join(f"<th>{esc(_gpu_label(g))}</th>" for g in doc["gpus"])

@@ -11,7 +11,10 @@ import json
 import os
 import sys
 import unicodedata
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["SafeOutput", "dump_json", "gpu_title", "make_console", "page_width", "plural", "use_color"]
 
@@ -135,7 +138,7 @@ def use_color(stream: IO[str] | None = None) -> bool:
         return False
 
 
-def make_console(stream: IO[str] | None = None, *, stderr: bool = False) -> Any:
+def make_console(stream: IO[str] | None = None, *, stderr: bool = False) -> Console:
     """A ``rich`` console that honours TTY detection and ``NO_COLOR``."""
     from rich.console import Console
 

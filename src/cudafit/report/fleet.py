@@ -12,15 +12,25 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudafit import __version__
+from cudafit.actions import action_rank
+from cudafit.model import JsonDict
 from cudafit.report.check import _HTML_COLORS, _cell, cell_title, html_legend, html_stamp  # as one machine's
 from cudafit.report.console import gpu_title, plural
+from cudafit.report.formats import Renderers
+from cudafit.rules.status import PACKAGE_STATUSES, Status
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from cudafit.fleet.judge import ClassJudgement, FleetJudgement
 
 __all__ = [
     "FLEET_CHECK_SCHEMA",
     "fleet_check_document",
+    "fleet_renderers",
     "render_fleet_html",
     "render_fleet_markdown",
     "render_fleet_text",
@@ -29,18 +39,21 @@ __all__ = [
 ]
 
 FLEET_CHECK_SCHEMA = "cudafit.fleet-check/1"
+#: The classes grouped by their status, in the order of :data:`~cudafit.rules.status.PACKAGE_STATUSES` (best
+#: first) but ``none`` last: a class without device code is the least interesting line of the summary.
+_CLASS_GROUPS = (*(s for s in PACKAGE_STATUSES if s not in (Status.NONE, Status.UNKNOWN)), Status.NONE)
 # Printed after the status word itself ("fails on: ..."), so the label never repeats it.
-_POOLS = (
-    ("native", "on"),
-    ("jit", "(only by PTX JIT) on"),
-    ("partial", "(some kernels fail) on"),
-    ("fails", "on"),
-    ("none", "(no device code) on"),
-)
+_GROUP_LABELS = {
+    Status.NATIVE: "on",
+    Status.JIT: "(only by PTX JIT) on",
+    Status.PARTIAL: "(some kernels fail) on",
+    Status.FAILS: "on",
+    Status.NONE: "(no device code) on",
+}
 _NOT_JUDGED_IS_PROBLEM = ("unknown-gpu", "invalid", "timeout", "unreachable")
 
 
-def _gpus_text(gpus: list[dict[str, Any]]) -> str:
+def _gpus_text(gpus: list[JsonDict]) -> str:
     parts = []
     for g in gpus:
         name = g["name"]
@@ -51,45 +64,18 @@ def _gpus_text(gpus: list[dict[str, Any]]) -> str:
     return " + ".join(parts)
 
 
-def fleet_check_document(judgement: Any, *, placement: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``cudafit.fleet-check/1``: targets once, then each class with its verdicts, pools, floors."""
+def fleet_check_document(judgement: FleetJudgement, *, placement: JsonDict | None = None) -> JsonDict:
+    """``cudafit.fleet-check/1``: targets once, then each class with its verdicts and driver floor, and the classes
+    grouped by status (the ``pools`` key)."""
     from cudafit.report.check import check_document
 
     inv = judgement.inventory
-    targets: list[dict[str, Any]] = []
-    classes = []
-    for cj in judgement.classes:
-        doc = check_document(cj.analysis)
-        if not targets:
-            targets = [
-                {
-                    "name": t["name"],
-                    "version": t["version"],
-                    "path": t["path"],
-                    "runtime_compiled": t["runtime_compiled"],
-                    "files": t["files"],
-                    "unreadable": t["unreadable"],
-                    "inactive": t["inactive"],
-                }
-                for t in doc["targets"]
-            ]
-        c = cj.cls.to_dict()
-        c.update(
-            {
-                "status": cj.status.value,
-                "best_status": cj.best_status.value,
-                "driver_floor": str(cj.driver_floor) if cj.driver_floor else None,
-                "driver_limited": cj.driver_limited,
-                "gpus_judged": doc["gpus"],
-                "verdicts": [
-                    {"target": k, "status": t["status"], "by_gpu": t["verdicts"], "fixes": t["fixes"]}
-                    for k, t in enumerate(doc["targets"])
-                ],
-                "actions": doc["actions"],
-            }
-        )
-        classes.append(c)
-    pools = {status: [c["id"] for c in classes if c["status"] == status] for status, _ in _POOLS}
+    docs = [(cj, check_document(cj.analysis)) for cj in judgement.classes]
+    keep = ("name", "version", "path", "runtime_compiled", "files", "unreadable", "inactive")
+    # the first class's targets that has any (with --scan-env, each class judges its own environment)
+    targets = next(([{k: t[k] for k in keep} for t in doc["targets"]] for _cj, doc in docs if doc["targets"]), [])
+    classes = [_class_dict(cj, doc) for cj, doc in docs]
+    by_status = {status.value: [c["id"] for c in classes if c["status"] == status] for status in _CLASS_GROUPS}
     unjudged = [{"name": n.name, "status": n.status, "problems": list(n.problems), "fix": n.fix} for n in inv.unjudged]
     notes = []
     if not judgement.jit_allowed:
@@ -109,14 +95,34 @@ def fleet_check_document(judgement: Any, *, placement: dict[str, Any] | None = N
         },
         "targets": targets,
         "classes": classes,
-        "pools": pools,
+        "pools": by_status,
         "unjudged": unjudged,
         "placement": placement,
         "notes": notes,
     }
 
 
-def _floor_text(c: dict[str, Any]) -> str:
+def _class_dict(cj: ClassJudgement, doc: JsonDict) -> JsonDict:
+    """One ``classes[]`` row: the class, its status and driver floor, and its ``check`` verdicts and actions."""
+    c: JsonDict = cj.cls.to_dict()
+    c.update(
+        {
+            "status": cj.status.value,
+            "best_status": cj.best_status.value,
+            "driver_floor": str(cj.driver_floor) if cj.driver_floor else None,
+            "driver_limited": cj.driver_limited,
+            "gpus_judged": doc["gpus"],
+            "verdicts": [
+                {"target": k, "status": t["status"], "by_gpu": t["verdicts"], "fixes": t["fixes"]}
+                for k, t in enumerate(doc["targets"])
+            ],
+            "actions": doc["actions"],
+        }
+    )
+    return c
+
+
+def _floor_text(c: JsonDict) -> str:
     if c["driver_floor"]:
         floor = str(c["driver_floor"])
     elif c["best_status"] in ("fails", "none"):
@@ -126,7 +132,7 @@ def _floor_text(c: dict[str, Any]) -> str:
     return floor + (" (upgrade)" if c["driver_limited"] else "")
 
 
-def _class_row(c: dict[str, Any], targets: list[dict[str, Any]]) -> list[str]:
+def _class_row(c: JsonDict, targets: list[JsonDict]) -> list[str]:
     groups: dict[str, list[str]] = {}
     for v in c["verdicts"]:
         if v["status"] not in ("native", "none"):
@@ -144,10 +150,12 @@ def _class_row(c: dict[str, Any], targets: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def _pool_lines(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
+def _group_lines(doc: JsonDict) -> list[tuple[str, str, str]]:
+    """(status, label, the classes with that status and their node count), one per status that has classes."""
     by_id = {c["id"]: c for c in doc["classes"]}
     out = []
-    for status, label in _POOLS:
+    for group in _CLASS_GROUPS:
+        status, label = group.value, _GROUP_LABELS[group]
         ids = doc["pools"][status]
         if ids:
             listed = ", ".join(f"{i} {_gpus_text(by_id[i]['gpus'])} · {by_id[i]['driver_version'] or '?'}" for i in ids)
@@ -156,7 +164,7 @@ def _pool_lines(doc: dict[str, Any]) -> list[tuple[str, str, str]]:
     return out
 
 
-def _actions(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+def _actions(doc: JsonDict) -> list[tuple[str, str, str, str]]:
     """(severity, package, where, message), one per distinct message, classes joined."""
     seen: dict[tuple[str, str], list[str]] = {}
     sev: dict[tuple[str, str], str] = {}
@@ -169,14 +177,13 @@ def _actions(doc: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             if where not in seen[key]:
                 seen[key].append(where)
             sev[key] = a["severity"]
-    order = {"fails": 0, "partial": 1, "runtime": 2, "jit": 3}
     rows = [(sev[k], k[0], "; ".join(v), k[1]) for k, v in seen.items()]
-    rows.sort(key=lambda r: (order.get(r[0], 9), r[1]))
+    rows.sort(key=lambda r: (action_rank(r[0]), r[1]))
     return rows
 
 
-def render_fleet_text(doc: dict[str, Any], console: Any) -> None:
-    """The class matrix, the pools, what to do, and the nodes that were not judged."""
+def render_fleet_text(doc: JsonDict, console: Console) -> None:
+    """The class matrix, the classes grouped by status, what to do, and the nodes that were not judged."""
     from rich.markup import escape
     from rich.table import Table
 
@@ -194,7 +201,7 @@ def render_fleet_text(doc: dict[str, Any], console: Any) -> None:
         table.add_row(*row)
     if doc["classes"]:
         console.print(table)
-    for status, label, text in _pool_lines(doc):
+    for status, label, text in _group_lines(doc):
         console.print(f"  {_cell(status)} {label}: {escape(text)}")  # "fails on: c2 ..."
     actions = _actions(doc)
     if actions:
@@ -210,7 +217,7 @@ def render_fleet_text(doc: dict[str, Any], console: Any) -> None:
         console.print(f"note: {escape(n)}")
 
 
-def _targets_text(targets: list[dict[str, Any]]) -> str:
+def _targets_text(targets: list[JsonDict]) -> str:
     if not targets:
         return "no CUDA code"
     if len(targets) > 3:
@@ -218,11 +225,11 @@ def _targets_text(targets: list[dict[str, Any]]) -> str:
     return ", ".join(_target_name(t) for t in targets)
 
 
-def _target_name(t: dict[str, Any]) -> str:
+def _target_name(t: JsonDict) -> str:
     return f"{t['name']} {t['version']}" if t["version"] else t["name"]
 
 
-def _render_unjudged(unjudged: list[dict[str, Any]], console: Any) -> None:
+def _render_unjudged(unjudged: list[JsonDict], console: Console) -> None:
     from rich.markup import escape
 
     shown = [u for u in unjudged if u["status"] != "no-gpu"]
@@ -237,7 +244,7 @@ def _render_unjudged(unjudged: list[dict[str, Any]], console: Any) -> None:
             console.print(f"    fix: {escape(u['fix'])}")
 
 
-def render_placement_text(placement: dict[str, Any], console: Any) -> None:
+def render_placement_text(placement: JsonDict, console: Console) -> None:
     """The nodeAffinity block (YAML) and the Ray options, ready to paste."""
     from rich.markup import escape
 
@@ -262,7 +269,7 @@ def render_placement_text(placement: dict[str, Any], console: Any) -> None:
             console.print(escape(f"@ray.remote(resources={json.dumps(ray['resources'])})"), highlight=False)
 
 
-def render_fleet_markdown(doc: dict[str, Any]) -> str:
+def render_fleet_markdown(doc: JsonDict) -> str:
     """The class matrix as Markdown (paste into an issue or a runbook)."""
     f = doc["fleet"]
     lines = [
@@ -278,7 +285,7 @@ def render_fleet_markdown(doc: dict[str, Any]) -> str:
         row[4] = f"**{row[4]}**"
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
-    lines.extend(f"- **{status}** {label}: {text}" for status, label, text in _pool_lines(doc))
+    lines.extend(f"- **{status}** {label}: {text}" for status, label, text in _group_lines(doc))
     actions = _actions(doc)
     if actions:
         lines += ["", "**What to do**", ""]
@@ -291,7 +298,7 @@ def render_fleet_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_fleet_html(doc: dict[str, Any]) -> str:
+def render_fleet_html(doc: JsonDict) -> str:
     """A self-contained page: classes x packages as a colour grid."""
     esc = html.escape
     head = "".join(f"<th>{esc(_target_name(t))}</th>" for t in doc["targets"])
@@ -304,7 +311,7 @@ def render_fleet_html(doc: dict[str, Any]) -> str:
         )
         label = f"{c['id']} {_gpus_text(c['gpus'])} · {c['driver_version'] or '?'} ({plural(c['node_count'], 'node')})"
         rows.append(f"<tr><th>{esc(label)}</th>{cells}<td>{esc(_floor_text(c))}</td></tr>")
-    pools = "".join(f"<li><b>{esc(s)}</b> {esc(label)}: {esc(text)}</li>" for s, label, text in _pool_lines(doc))
+    groups = "".join(f"<li><b>{esc(s)}</b> {esc(label)}: {esc(text)}</li>" for s, label, text in _group_lines(doc))
     actions = "".join(f"<li><b>{esc(s)}</b> {esc(p)} on {esc(w)}: {esc(m)}</li>" for s, p, w, m in _actions(doc))
     unjudged = "".join(
         f"<li>{esc(u['name'])} <b>{esc(u['status'])}</b>: {esc('; '.join(u['problems']))}</li>"
@@ -321,14 +328,14 @@ def render_fleet_html(doc: dict[str, Any]) -> str:
         + ", ".join(f"{k} {esc(v)}" for k, v in html_stamp())
         + "</p>"
         f"<table><tr><th>class</th>{head}<th>driver floor</th></tr>{''.join(rows)}</table>{html_legend()}"
-        f"<h2>Pools</h2><ul>{pools or '<li>none</li>'}</ul>"
+        f"<h2>Pools</h2><ul>{groups or '<li>none</li>'}</ul>"
         f"<h2>What to do</h2><ul>{actions or '<li>nothing</li>'}</ul>"
         f"<h2>Not judged</h2><ul>{unjudged or '<li>none</li>'}</ul>"
         f"<p><small>cudafit {esc(doc['cudafit_version'])}, {FLEET_CHECK_SCHEMA}</small></p></body></html>\n"
     )
 
 
-def render_inventory_text(doc: dict[str, Any], console: Any) -> None:
+def render_inventory_text(doc: JsonDict, console: Console) -> None:
     """``cudafit fleet ...``: one row per class, then the nodes that were not judged."""
     from rich.markup import escape
     from rich.table import Table
@@ -398,3 +405,8 @@ def _scalar(v: Any) -> str:
     if isinstance(v, (Mapping, list)):
         return "{}" if isinstance(v, Mapping) else "[]"
     return json.dumps(v) if isinstance(v, str) else str(v)
+
+
+def fleet_renderers() -> Renderers:
+    """How ``check``/``doctor --fleet`` write their document."""
+    return Renderers(render_fleet_text, render_fleet_markdown, render_fleet_html)

@@ -14,7 +14,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from cudafit.model import JsonDict
 
 __all__ = ["STATUS_COLORS", "GpuColumn", "coverage_ranges", "gpu_columns", "render_matrix", "short_gpu_name"]
 
@@ -77,7 +82,7 @@ class GpuColumn:
         return [model, cc]
 
 
-def gpu_columns(doc: dict[str, Any]) -> list[GpuColumn]:
+def gpu_columns(doc: JsonDict) -> list[GpuColumn]:
     """The GPU columns of ``doc``: short unique headers; GPUs of one model with equal verdicts merged.
 
     A header is ``MODEL CC``.  Where two different names shorten to the same header, both fall back
@@ -178,7 +183,7 @@ def _plan(
     return _Layout(tuple(chunks), frozenset(), False, max(widest, used))
 
 
-def _package_cell(t: dict[str, Any]) -> tuple[Any, int]:
+def _package_cell(t: JsonDict) -> tuple[Any, int]:
     from rich.text import Text
 
     name = f"{t['name']} {t['version']}" if t["version"] else t["name"]
@@ -188,7 +193,7 @@ def _package_cell(t: dict[str, Any]) -> tuple[Any, int]:
     return text, text.cell_len
 
 
-def render_matrix(doc: dict[str, Any], console: Any, *, wide: bool = False) -> None:
+def render_matrix(doc: JsonDict, console: Console, *, wide: bool = False) -> None:
     """Print the matrix on ``console`` in the layout its width allows (see the module docstring)."""
     from rich.table import Table
     from rich.text import Text

@@ -10,15 +10,19 @@ import functools
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cudafit import __version__
-from cudafit.binary.facts import BinaryFacts, EntryKind, FatbinEntry, KernelInfo
+from cudafit.binary.facts import BinaryFacts, EntryKind, FatbinEntry, KernelInfo, arch_sort_key
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from cudafit.model import ArchVariant, JsonDict
 
 __all__ = [
     "SCAN_SCHEMA",
     "FileReport",
-    "arch_sort_key",
     "entry_to_dict",
     "render_scan_json",
     "render_scan_text",
@@ -49,22 +53,15 @@ class FileReport:
     kernel_error: str | None = None
 
 
-def arch_sort_key(name: str) -> tuple[int, int, str]:
-    """Order ``sm_80 < sm_90 < sm_90a < sm_100f < compute_75``: SASS first, by number then suffix."""
-    kind, _, rest = name.partition("_")
-    digits = "".join(ch for ch in rest if ch.isdigit())
-    return ({"sm": 0, "compute": 1, "lto": 2}.get(kind, 3), int(digits or 0), rest)
-
-
 @functools.lru_cache(maxsize=4096)
-def _names(kind: EntryKind, arch: int, variant: Any, code_version: tuple[int, int]) -> tuple[str, str | None]:
+def _names(kind: EntryKind, arch: int, variant: ArchVariant, code_version: tuple[int, int]) -> tuple[str, str | None]:
     """(arch name, PTX ISA) of an entry; cached: a large environment repeats a few dozen of them."""
     probe = FatbinEntry(kind, arch, variant, code_version, 0, None, 0, 0, 0, 0, 0, 0)  # type: ignore[arg-type]
     isa = probe.ptx_isa
     return probe.arch_name, str(isa) if isa else None
 
 
-def entry_to_dict(entry: FatbinEntry, module_index: int, relocatable: bool, embedded: bool = False) -> dict[str, Any]:
+def entry_to_dict(entry: FatbinEntry, module_index: int, relocatable: bool, embedded: bool = False) -> JsonDict:
     """One entry in the ``cudafit.scan/1`` shape."""
     arch, ptx_isa = _names(entry.kind, entry.arch_number, entry.variant, entry.code_version)
     return {
@@ -94,15 +91,13 @@ def _iter_flat(report: FileReport) -> Iterable[tuple[BinaryFacts, FileReport]]:
         yield from _iter_flat(FileReport(member, report.package, report.version, report.runtime_compiled))
 
 
-def _file_to_dict(
-    facts: BinaryFacts, report: FileReport, with_kernels: bool, *, entries: bool = True
-) -> dict[str, Any]:
+def _file_to_dict(facts: BinaryFacts, report: FileReport, with_kernels: bool, *, entries: bool = True) -> JsonDict:
     entry_list = (
         [entry_to_dict(e, i, m.relocatable, m.embedded) for i, m in enumerate(facts.modules) for e in m.entries]
         if entries
         else None
     )
-    out: dict[str, Any] = {
+    out: JsonDict = {
         "path": facts.path,
         "format": facts.format.value,
         "size": facts.size,
@@ -151,7 +146,7 @@ def _file_to_dict(
     return out
 
 
-def render_scan_json(reports: Sequence[FileReport], *, with_kernels: bool = False) -> dict[str, Any]:
+def render_scan_json(reports: Sequence[FileReport], *, with_kernels: bool = False) -> JsonDict:
     """The ``cudafit.scan/1`` document; archive members are listed as their own files."""
     files = [_file_to_dict(f, r, with_kernels) for rep in reports for f, r in _iter_flat(rep)]
     with_code = sum(1 for f in files if f["entries"])
@@ -280,7 +275,7 @@ def summarize_archs(facts: BinaryFacts) -> tuple[list[str], list[str], list[str]
 
 
 def render_scan_text(
-    reports: Sequence[FileReport], console: Any, *, with_kernels: bool = False, all_files: bool = False
+    reports: Sequence[FileReport], console: Console, *, with_kernels: bool = False, all_files: bool = False
 ) -> None:
     """A readable table per file (only files with device code or errors unless ``all_files``)."""
     from rich.markup import escape
@@ -304,27 +299,7 @@ def render_scan_text(
                 hidden += 1
                 continue
             sass, ptx, lto, reloc_only = summarize_archs(facts)
-            extra = []
-            if lto:
-                extra.append("LTO-IR: " + " ".join(lto))
-            if reloc_only:
-                extra.append("[yellow]relocatable only (__nv_relfatbin): never loaded at run time[/yellow]")
-            if r.runtime_compiled:
-                extra.append(f"compiles at run time: {r.runtime_compiled}")
-            emb = facts.embedded_modules
-            if emb and facts.loaded_modules:
-                archs = sorted({e.arch_name for m in emb for e in m.entries}, key=arch_sort_key)
-                where = ", ".join(dict.fromkeys(m.section or "" for m in emb))
-                plural = "s" if len(emb) > 1 else ""
-                extra.append(
-                    f"loaded by the library itself ({', '.join(facts.module_loaders)}; {len(emb)} fatbin{plural} in "
-                    f"{where}): " + " ".join(archs)
-                )
-            elif emb:
-                archs = sorted({e.arch_name for m in emb for e in m.entries}, key=arch_sort_key)
-                extra.append(f"library-loaded ({len(emb)} fatbins): " + " ".join(archs))
-            elif facts.embedded_sections:
-                extra.append(f"embeds fatbins in {', '.join(facts.embedded_sections)} (see --embedded)")
+            extra = _extra_notes(facts, r, lto, reloc_only)
             n_mod = len(facts.runtime_modules) or len(facts.modules)
             table.add_row(
                 facts.path,
@@ -349,13 +324,39 @@ def render_scan_text(
         console.print(f"({hidden} file(s) without device code not shown; --all lists them)")
 
 
+def _extra_notes(facts: BinaryFacts, r: FileReport, lto: list[str], reloc_only: bool) -> list[str]:
+    """The PTX column's additions: LTO-IR, relocatable-only code, run-time compilation, library-loaded fatbins."""
+    extra = []
+    if lto:
+        extra.append("LTO-IR: " + " ".join(lto))
+    if reloc_only:
+        extra.append("[yellow]relocatable only (__nv_relfatbin): never loaded at run time[/yellow]")
+    if r.runtime_compiled:
+        extra.append(f"compiles at run time: {r.runtime_compiled}")
+    emb = facts.embedded_modules
+    if emb and facts.loaded_modules:
+        archs = sorted({e.arch_name for m in emb for e in m.entries}, key=arch_sort_key)
+        where = ", ".join(dict.fromkeys(m.section or "" for m in emb))
+        plural = "s" if len(emb) > 1 else ""
+        extra.append(
+            f"loaded by the library itself ({', '.join(facts.module_loaders)}; {len(emb)} fatbin{plural} in "
+            f"{where}): " + " ".join(archs)
+        )
+    elif emb:
+        archs = sorted({e.arch_name for m in emb for e in m.entries}, key=arch_sort_key)
+        extra.append(f"library-loaded ({len(emb)} fatbins): " + " ".join(archs))
+    elif facts.embedded_sections:
+        extra.append(f"embeds fatbins in {', '.join(facts.embedded_sections)} (see --embedded)")
+    return extra
+
+
 def _pkg(r: FileReport) -> str:
     if not r.package:
         return ""
     return f"{r.package} {r.version}" if r.version else r.package
 
 
-def _render_kernels(rep: FileReport, console: Any) -> None:
+def _render_kernels(rep: FileReport, console: Console) -> None:
     from rich.table import Table
 
     from cudafit.binary.kernels import demangle

@@ -6,12 +6,21 @@ is decided here except the order things are shown in.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cudafit import __version__
+from cudafit.report.formats import Renderers
 from cudafit.verify.cuda_errors import result_code, short_name
 from cudafit.verify.plan import SKIP_MEANINGS
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from cudafit.model import JsonDict
+    from cudafit.verify import Check, ModuleResult, VerifyResult
+    from cudafit.verify.plan import ModuleLoad
 
 __all__ = [
     "ROLE_NOTE",
@@ -21,6 +30,7 @@ __all__ = [
     "render_text",
     "verify_document",
     "verify_exit_code",
+    "verify_renderers",
 ]
 
 VERIFY_SCHEMA = "cudafit.verify/1"
@@ -37,72 +47,79 @@ _MARK = {"agree": "ok", "disagree": "DISAGREES", "no-answer": "no answer", "skip
 _COLOR = {"agree": "green", "disagree": "red", "no-answer": "yellow", "skipped": "dim"}
 
 
-def _gpu_dict(d: Any) -> dict[str, Any]:
+def _gpu_dict(d: Any) -> JsonDict:
     return d.to_dict() if hasattr(d, "to_dict") else dict(d)
 
 
-def verify_document(result: Any) -> dict[str, Any]:
+def _check_dict(gi: int, c: Check) -> JsonDict:
+    """One ``modules[].checks[]`` row: the prediction for GPU ``gi`` beside the driver's answer."""
+    e, a = c.expectation, c.answer
+    driver = None
+    if a is not None:
+        driver = {
+            "outcome": a.outcome,
+            "code": a.code,
+            "name": a.name if a.outcome == "answer" else None,
+            "seconds": a.seconds,
+            "jit_ms": a.jit_ms,
+            "message": a.message,
+        }
+    return {
+        "gpu": gi,
+        "predicted": {"status": e.status.value, "reason": e.reason},
+        "expected": e.expected,
+        "serves": e.serves,
+        "loaded": e.load,
+        "skip": e.skip,
+        "verdict": c.verdict,
+        "driver": driver,
+    }
+
+
+def _disagreement(k: int, gi: int, t: ModuleLoad, c: Check) -> JsonDict:
+    """One ``disagreements[]`` row: module ``k`` on GPU ``gi``, where the driver answered otherwise."""
+    e, a = c.expectation, c.answer
+    return {
+        "module": k,
+        "gpu": gi,
+        "path": t.path,
+        "index": t.index,
+        "sass": list(t.sass),
+        "ptx": list(t.ptx),
+        "predicted": e.status.value,
+        "reason": e.reason,
+        "expected": e.expected,
+        "driver": a.name if a is not None else None,
+    }
+
+
+def _module_dict(m: ModuleResult) -> JsonDict:
+    """One ``modules[]`` row: where the module is, its archs, and its check on each GPU."""
+    t = m.module
+    return {
+        "package": t.package,
+        "version": t.version,
+        "path": t.path,
+        "module": t.index,
+        "section": t.section,
+        "kind": t.kind,
+        "offset": t.offset,
+        "size": t.size,
+        "sass": list(t.sass),
+        "ptx": list(t.ptx),
+        "checks": [_check_dict(gi, c) for gi, c in enumerate(m.checks)],
+    }
+
+
+def verify_document(result: VerifyResult) -> JsonDict:
     """The ``cudafit.verify/1`` document of a :class:`~cudafit.verify.VerifyResult`."""
-    modules = []
-    disagreements = []
-    for k, m in enumerate(result.modules):
-        t = m.module
-        checks = []
-        for gi, c in enumerate(m.checks):
-            e = c.expectation
-            a = c.answer
-            driver = None
-            if a is not None:
-                driver = {
-                    "outcome": a.outcome,
-                    "code": a.code,
-                    "name": a.name if a.outcome == "answer" else None,
-                    "seconds": a.seconds,
-                    "jit_ms": a.jit_ms,
-                    "message": a.message,
-                }
-            checks.append(
-                {
-                    "gpu": gi,
-                    "predicted": {"status": e.status.value, "reason": e.reason},
-                    "expected": e.expected,
-                    "serves": e.serves,
-                    "loaded": e.load,
-                    "skip": e.skip,
-                    "verdict": c.verdict,
-                    "driver": driver,
-                }
-            )
-            if c.verdict == "disagree":
-                disagreements.append(
-                    {
-                        "module": k,
-                        "gpu": gi,
-                        "path": t.path,
-                        "index": t.index,
-                        "sass": list(t.sass),
-                        "ptx": list(t.ptx),
-                        "predicted": e.status.value,
-                        "reason": e.reason,
-                        "expected": e.expected,
-                        "driver": a.name if a is not None else None,
-                    }
-                )
-        modules.append(
-            {
-                "package": t.package,
-                "version": t.version,
-                "path": t.path,
-                "module": t.index,
-                "section": t.section,
-                "kind": t.kind,
-                "offset": t.offset,
-                "size": t.size,
-                "sass": list(t.sass),
-                "ptx": list(t.ptx),
-                "checks": checks,
-            }
-        )
+    modules = [_module_dict(m) for m in result.modules]
+    disagreements = [
+        _disagreement(k, gi, m.module, c)
+        for k, m in enumerate(result.modules)
+        for gi, c in enumerate(m.checks)
+        if c.verdict == "disagree"
+    ]
     counts = [{"gpu": gi, **result.counts(gi)} for gi in range(len(result.gpus))]
     totals = {k: sum(c[k] for c in counts) for k in ("loaded", "agree", "disagree", "no_answer", "skipped")}
     if totals["disagree"]:
@@ -132,7 +149,7 @@ def verify_document(result: Any) -> dict[str, Any]:
     }
 
 
-def error_document(kind: str, message: str, *, jit: bool = False, timeout: float = 60.0) -> dict[str, Any]:
+def error_document(kind: str, message: str, *, jit: bool = False, timeout: float = 60.0) -> JsonDict:
     """The document when nothing could be verified (no driver, no GPU...): exit status 3."""
     return {
         "schema": VERIFY_SCHEMA,
@@ -155,12 +172,12 @@ def error_document(kind: str, message: str, *, jit: bool = False, timeout: float
     }
 
 
-def verify_exit_code(doc: dict[str, Any]) -> int:
+def verify_exit_code(doc: JsonDict) -> int:
     """0 every loaded module agreed; 1 some disagreed or got no answer; 3 nothing could be verified."""
     return {"agree": 0, "disagree": 1, "incomplete": 1}.get(doc["status"], 3)
 
 
-def _gpu_label(g: dict[str, Any]) -> str:
+def _gpu_label(g: JsonDict) -> str:
     return f"cuda:{g['ordinal']} {g['name']} ({g['compute_capability']})"
 
 
@@ -173,12 +190,12 @@ def _answer(name: str | None) -> str:
     return short if code in (0, None) else f"{short} ({code})"
 
 
-def _where(m: dict[str, Any]) -> str:
+def _where(m: JsonDict) -> str:
     archs = ", ".join(m["sass"] + m["ptx"]) or "-"
     return f"{m['path']} module {m['module']} [{archs}]"
 
 
-def _driver_text(c: dict[str, Any]) -> str:
+def _driver_text(c: JsonDict) -> str:
     d = c["driver"]
     if d is None:
         return "not loaded"
@@ -187,7 +204,7 @@ def _driver_text(c: dict[str, Any]) -> str:
     return f"{d['outcome']}" + (f" ({d['message']})" if d["message"] else "")
 
 
-def iter_no_answers(doc: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+def iter_no_answers(doc: JsonDict) -> Iterator[tuple[JsonDict, JsonDict]]:
     """(module, check) of every load that got no answer (timeout, crash, unreadable, not recorded)."""
     for m in doc["modules"]:
         for c in m["checks"]:
@@ -195,7 +212,7 @@ def iter_no_answers(doc: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[
                 yield m, c
 
 
-def iter_jit_costs(doc: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+def iter_jit_costs(doc: JsonDict) -> Iterator[tuple[JsonDict, JsonDict]]:
     """(module, check) of every PTX-only load (``--jit``), slowest first: what a first launch pays."""
     rows = [
         (m, c)
@@ -207,66 +224,24 @@ def iter_jit_costs(doc: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[s
     yield from rows
 
 
-def _cell(c: dict[str, Any]) -> str:
+def _cell(c: JsonDict) -> str:
     pred = c["predicted"]["status"]
     if c["verdict"] == "skipped":
         return f"{pred}, not loaded"
     return f"{pred} -> {_driver_text(c)} {_MARK[c['verdict']]}"
 
 
-def render_text(doc: dict[str, Any], console: Any, *, modules: bool = False) -> None:
+def render_text(doc: JsonDict, console: Console, *, modules: bool = False) -> None:
     """Disagreements first, then the counts per GPU and (small runs or ``--modules``) every module."""
     from rich.markup import escape
-    from rich.table import Table
 
-    gpus = doc["gpus"]
     if doc["error"]:
         console.print(f"[red]could not verify[/red]: {escape(doc['error']['message'])}")
         return
-    drv = doc["driver_version"] or "version unknown"
-    cuda = f" (CUDA {doc['cuda_version']})" if doc["cuda_version"] else ""
-    console.print(
-        f"[bold]Driver check[/bold]: cudafit's predictions beside the driver's answers (cuModuleLoadDataEx), "
-        f"driver {escape(drv)}{escape(cuda)}, {len(gpus)} GPU(s), {doc['timeout_s']:g} s per module"
-        + ("" if doc["backend"] != "replay" else " [yellow](replayed answers, not this machine's driver)[/yellow]")
-    )
-    dis = doc["disagreements"]
-    if dis:
-        console.print(f"\n[bold red]Disagreements[/bold red] ({len(dis)}):")
-        for d in dis:
-            g = gpus[d["gpu"]]
-            archs = ", ".join(d["sass"] + d["ptx"]) or "-"
-            where = escape(f"{d['path']} module {d['index']} [{archs}]")
-            console.print(
-                f"  {escape(_gpu_label(g))}: {where}\n"
-                f"    predicted {d['predicted']} ({d['reason']}), expected {_answer(d['expected'])}; "
-                f"driver: [red]{_answer(d['driver'])}[/red]",
-                highlight=False,
-            )
-    missing = list(iter_no_answers(doc))
-    if missing:
-        console.print(f"\n[bold yellow]No answer[/bold yellow] ({len(missing)}):")
-        for m, c in missing[:NO_ANSWER_LIMIT]:
-            console.print(
-                f"  {escape(_gpu_label(gpus[c['gpu']]))}: {escape(_where(m))}: {escape(_driver_text(c))}",
-                highlight=False,
-            )
-        if len(missing) > NO_ANSWER_LIMIT:
-            console.print(f"  ... {len(missing) - NO_ANSWER_LIMIT} more (--json lists all)")
-    table = Table(title=None, box=None, pad_edge=False, show_edge=False)
-    for col in ("GPU", "loaded", "agree", "disagree", "no answer", "not loaded"):
-        table.add_column(col, justify="left" if col == "GPU" else "right")
-    for c in doc["counts"]:
-        table.add_row(
-            escape(_gpu_label(gpus[c["gpu"]])),
-            str(c["loaded"]),
-            f"[green]{c['agree']}[/green]",
-            f"[red]{c['disagree']}[/red]" if c["disagree"] else "0",
-            str(c["no_answer"]),
-            str(c["skipped"]),
-        )
-    console.print()
-    console.print(table)
+    _render_header(doc, console)
+    _render_disagreements(doc, console)
+    _render_no_answers(doc, console)
+    _render_counts(doc, console)
     if modules or len(doc["modules"]) <= MODULE_TABLE_LIMIT:
         _render_modules(doc, console)
     elif doc["modules"]:
@@ -280,21 +255,98 @@ def render_text(doc: dict[str, Any], console: Any, *, modules: bool = False) -> 
                 skipped[c["skip"]] = skipped.get(c["skip"], 0) + 1
     for why, n in skipped.items():
         console.print(f"not loaded: {n} module-GPU pair(s): {SKIP_MEANINGS.get(why, why)}")
-    jit = list(iter_jit_costs(doc))
-    if jit:
-        console.print("\n[bold]JIT cost[/bold] (what a first launch pays, JIT cache off):")
-        for m, c in jit[:20]:
-            d = c["driver"]
-            ms = d["jit_ms"] if d["jit_ms"] is not None else (d["seconds"] or 0) * 1000
-            console.print(
-                f"  {ms:10.1f} ms  {escape(_gpu_label(gpus[c['gpu']]))}: {escape(_where(m))}", highlight=False
-            )
-        if len(jit) > 20:
-            console.print(f"  ... {len(jit) - 20} more (--json lists all)")
+    _render_jit_costs(doc, console)
     for u in doc["unreadable"]:
         console.print(f"[red]unreadable[/red] {escape(u['path'])}: {escape(u['error'])}")
     for n in doc["notes"]:
         console.print(f"note: {escape(n)}")
+    _render_summary(doc, console)
+
+
+def _render_header(doc: JsonDict, console: Console) -> None:
+    from rich.markup import escape
+
+    drv = doc["driver_version"] or "version unknown"
+    cuda = f" (CUDA {doc['cuda_version']})" if doc["cuda_version"] else ""
+    console.print(
+        f"[bold]Driver check[/bold]: cudafit's predictions beside the driver's answers (cuModuleLoadDataEx), "
+        f"driver {escape(drv)}{escape(cuda)}, {len(doc['gpus'])} GPU(s), {doc['timeout_s']:g} s per module"
+        + ("" if doc["backend"] != "replay" else " [yellow](replayed answers, not this machine's driver)[/yellow]")
+    )
+
+
+def _render_disagreements(doc: JsonDict, console: Console) -> None:
+    from rich.markup import escape
+
+    dis = doc["disagreements"]
+    if dis:
+        console.print(f"\n[bold red]Disagreements[/bold red] ({len(dis)}):")
+    for d in dis:
+        g = doc["gpus"][d["gpu"]]
+        archs = ", ".join(d["sass"] + d["ptx"]) or "-"
+        where = escape(f"{d['path']} module {d['index']} [{archs}]")
+        console.print(
+            f"  {escape(_gpu_label(g))}: {where}\n"
+            f"    predicted {d['predicted']} ({d['reason']}), expected {_answer(d['expected'])}; "
+            f"driver: [red]{_answer(d['driver'])}[/red]",
+            highlight=False,
+        )
+
+
+def _render_no_answers(doc: JsonDict, console: Console) -> None:
+    from rich.markup import escape
+
+    missing = list(iter_no_answers(doc))
+    if not missing:
+        return
+    console.print(f"\n[bold yellow]No answer[/bold yellow] ({len(missing)}):")
+    for m, c in missing[:NO_ANSWER_LIMIT]:
+        console.print(
+            f"  {escape(_gpu_label(doc['gpus'][c['gpu']]))}: {escape(_where(m))}: {escape(_driver_text(c))}",
+            highlight=False,
+        )
+    if len(missing) > NO_ANSWER_LIMIT:
+        console.print(f"  ... {len(missing) - NO_ANSWER_LIMIT} more (--json lists all)")
+
+
+def _render_counts(doc: JsonDict, console: Console) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=None, box=None, pad_edge=False, show_edge=False)
+    for col in ("GPU", "loaded", "agree", "disagree", "no answer", "not loaded"):
+        table.add_column(col, justify="left" if col == "GPU" else "right")
+    for c in doc["counts"]:
+        table.add_row(
+            escape(_gpu_label(doc["gpus"][c["gpu"]])),
+            str(c["loaded"]),
+            f"[green]{c['agree']}[/green]",
+            f"[red]{c['disagree']}[/red]" if c["disagree"] else "0",
+            str(c["no_answer"]),
+            str(c["skipped"]),
+        )
+    console.print()
+    console.print(table)
+
+
+def _render_jit_costs(doc: JsonDict, console: Console) -> None:
+    from rich.markup import escape
+
+    jit = list(iter_jit_costs(doc))
+    if not jit:
+        return
+    console.print("\n[bold]JIT cost[/bold] (what a first launch pays, JIT cache off):")
+    for m, c in jit[:20]:
+        d = c["driver"]
+        ms = d["jit_ms"] if d["jit_ms"] is not None else (d["seconds"] or 0) * 1000
+        console.print(
+            f"  {ms:10.1f} ms  {escape(_gpu_label(doc['gpus'][c['gpu']]))}: {escape(_where(m))}", highlight=False
+        )
+    if len(jit) > 20:
+        console.print(f"  ... {len(jit) - 20} more (--json lists all)")
+
+
+def _render_summary(doc: JsonDict, console: Console) -> None:
     t = doc["totals"]
     if not t["loaded"]:
         console.print("\nnothing was loaded: no module to check on these GPUs")
@@ -311,7 +363,7 @@ def render_text(doc: dict[str, Any], console: Any, *, modules: bool = False) -> 
     )
 
 
-def _render_modules(doc: dict[str, Any], console: Any) -> None:
+def _render_modules(doc: JsonDict, console: Console) -> None:
     from rich.markup import escape
     from rich.table import Table
 
@@ -331,7 +383,7 @@ def _render_modules(doc: dict[str, Any], console: Any) -> None:
     console.print(table)
 
 
-def render_markdown(doc: dict[str, Any]) -> str:
+def render_markdown(doc: JsonDict) -> str:
     """The report as Markdown (paste into an issue): disagreements, counts, every module."""
     if doc["error"]:
         return f"**cudafit verify could not verify**: {doc['error']['message']}\n"
@@ -374,3 +426,9 @@ def render_markdown(doc: dict[str, Any]) -> str:
             )
     lines += ["", f"_{ROLE_NOTE}_", "", f"_cudafit {doc['cudafit_version']}, {VERIFY_SCHEMA}_"]
     return "\n".join(lines) + "\n"
+
+
+def verify_renderers(*, modules: bool = False) -> Renderers:
+    """How ``verify`` (and ``doctor --verify``) writes its document (``modules``: every module, not only
+    disagreements and counts)."""
+    return Renderers(functools.partial(render_text, modules=modules), render_markdown)

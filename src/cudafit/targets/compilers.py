@@ -299,9 +299,7 @@ def _is_provider(package: str | None) -> bool:
     return any(re.match(rule["pattern"], name) for rule in compilers_data()["requirements"])
 
 
-def package_compilers(
-    items: Sequence[ScanItem], requires: Sequence[str] = ()
-) -> tuple[list[RuntimeCompiler], bool]:
+def package_compilers(items: Sequence[ScanItem], requires: Sequence[str] = ()) -> tuple[list[RuntimeCompiler], bool]:
     """(the compilers a package runs or provides, whether it only provides them), one per family and role.
 
     A NEEDED soname or LTO-IR without a version takes it from a pinned requirement of the same family.
