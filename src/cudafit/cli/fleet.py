@@ -11,7 +11,6 @@ unreachable, empty cluster, unreadable file).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -20,13 +19,10 @@ from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_FAILS, EXIT_OK, EXIT_USAGE
 from cudafit.cli.common import Subparsers, nothing_readable, output_format, write_report
 
 if TYPE_CHECKING:
-    from cudafit.fleet.inventory import FleetInventory, FleetNode
+    from cudafit.fleet.inventory import FleetInventory
     from cudafit.targets.interface import ScanItem
 
 __all__ = ["add_fleet_source_options", "configure_parser", "execute", "load_fleet", "run_fleet_verdicts"]
-
-#: Node statuses that leave the fleet's picture incomplete (exit code 1).
-_INCOMPLETE = ("unknown-gpu", "invalid", "timeout", "unreachable")
 
 
 def configure_parser(sub: Subparsers) -> None:
@@ -128,20 +124,6 @@ def load_fleet(args: argparse.Namespace, *, keep_connection: bool = False) -> Fl
     return load_fleet_file(getattr(args, "path", None) or kind)
 
 
-def _empty_or_unjudged(inv: FleetInventory) -> str | None:
-    """Why nothing can be judged, or ``None``."""
-    if not inv.nodes:
-        return "; ".join(inv.problems) or "the fleet has no nodes"
-    if not inv.classes:
-        counts = ", ".join(f"{n} {k}" for k, n in sorted(inv.status_counts().items()))
-        return f"no node of the fleet has known GPUs ({counts}): nothing to judge"
-    return None
-
-
-def _incomplete(inv: FleetInventory) -> list[FleetNode]:
-    return [n for n in inv.nodes if n.status in _INCOMPLETE]
-
-
 def execute(args: argparse.Namespace) -> int:
     """Run ``fleet``."""
     from cudafit.report.fleet import render_inventory_text
@@ -153,7 +135,9 @@ def execute(args: argparse.Namespace) -> int:
     if not inv.nodes:
         print(f"cudafit: {'; '.join(inv.problems) or 'the fleet has no nodes'}", file=sys.stderr)
         return EXIT_ANALYSIS_FAILED
-    missing = _incomplete(inv)
+    from cudafit.fleet.run import incomplete_nodes
+
+    missing = incomplete_nodes(inv)
     if missing:
         print(
             f"cudafit: {len(missing)} of {len(inv.nodes)} nodes could not be described "
@@ -183,13 +167,11 @@ def fleet_usage_error(args: argparse.Namespace) -> str | None:
 
 
 def run_fleet_verdicts(args: argparse.Namespace, items: Iterable[ScanItem]) -> int:
-    """``check``/``doctor --fleet``: judge every node class, render, return the exit code."""
-    from cudafit.analysis import jit_allowed_in
-    from cudafit.fleet.judge import judge_fleet
-    from cudafit.progress import with_progress
+    """``check``/``doctor --fleet``: load the fleet, judge it (:func:`cudafit.fleet.run.run_fleet`), render,
+    return the exit code."""
+    from cudafit.fleet.run import run_fleet
     from cudafit.report.fleet import fleet_check_document, fleet_renderers, render_fleet_html
     from cudafit.report.formats import render
-    from cudafit.targets.cache import scan_cache
 
     problem = fleet_usage_error(args)
     if problem:
@@ -197,33 +179,22 @@ def run_fleet_verdicts(args: argparse.Namespace, items: Iterable[ScanItem]) -> i
         return EXIT_USAGE
     by_env = args.fleet == "ray" and args.scan_env
     inv = load_fleet(args, keep_connection=by_env)
-    why = _empty_or_unjudged(inv)
-    if why:
-        if by_env:
-            from cudafit.fleet.ray_source import disconnect
-
-            disconnect()
-        print(f"cudafit: could not analyse the fleet: {why}", file=sys.stderr)
+    run = run_fleet(
+        inv,
+        items,
+        by_env=by_env,
+        emit_placement=args.emit_placement,
+        use_cache=not args.no_cache,
+        embedded=args.embedded,
+    )
+    if run.judgement is None:
+        print(f"cudafit: could not analyse the fleet: {run.why_not}", file=sys.stderr)
         return EXIT_ANALYSIS_FAILED
-    jit_allowed = jit_allowed_in(os.environ)
-    items_by_env = None
-    if by_env:
-        from cudafit.fleet.ray_source import fetch_env_items
-
-        items_by_env = fetch_env_items(inv)
-        items = ()
-    with scan_cache(enabled=not args.no_cache, embedded=args.embedded):
-        judgement = judge_fleet(with_progress(items), inv, jit_allowed=jit_allowed, items_by_env=items_by_env)
-    placement = None
-    if args.emit_placement:
-        from cudafit.fleet.placement import placement as make_placement
-
-        placement = make_placement(judgement)
-    doc = fleet_check_document(judgement, placement=placement)
+    doc = fleet_check_document(run.judgement, placement=run.placement)
     render(output_format(args), doc, fleet_renderers())
     if args.html and not write_report(args.html, render_fleet_html(doc)):
         return EXIT_ANALYSIS_FAILED
-    if any(c["status"] in ("fails", "partial") for c in doc["classes"]) or _incomplete(inv):
+    if any(c["status"] in ("fails", "partial") for c in doc["classes"]) or run.incomplete:
         return EXIT_FAILS
     if nothing_readable(doc["targets"]):
         return EXIT_ANALYSIS_FAILED

@@ -14,9 +14,7 @@ from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_FAILS, EXIT_OK
 from cudafit.cli.common import Subparsers
 
 if TYPE_CHECKING:
-    from cudafit.binary.facts import BinaryFacts
-    from cudafit.binary.fatbin import Buffer
-    from cudafit.report.scan import FileReport, KernelRow
+    from cudafit.report.scan import FileReport
     from cudafit.targets.cache import ScanCache, TextKey
     from cudafit.targets.interface import ScanJob
 
@@ -42,50 +40,17 @@ def configure_parser(sub: Subparsers) -> None:
 
 
 def _kernels_for(report: FileReport) -> FileReport:
-    """Attach kernel rows to a report whose file is on disk."""
-    import mmap
-    import os
+    """Attach the kernel rows of a report's file (:func:`cudafit.targets.kernels.read_kernels`)."""
     from dataclasses import replace
 
-    facts = report.facts
-    if not facts.modules and not facts.members:
+    from cudafit.targets.kernels import read_kernels
+
+    found = read_kernels(report.facts)
+    if found is None:
         return report
-    path = facts.path
-    rows: list[KernelRow] = []
-    stubs: set[int] = set()
-    errors: list[str] = []
-    if os.path.isfile(path):
-        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            _collect(mm, facts, rows, stubs, errors)
-    else:
-        from cudafit.targets.kernels import read_zip_member
-
-        data, problem = read_zip_member(path)
-        if data is None:
-            return replace(report, kernel_error=problem)
-        with data:
-            _collect(data, facts, rows, stubs, errors)
-    return replace(
-        report, kernels=tuple(rows), stub_modules=tuple(sorted(stubs)), kernel_error="; ".join(errors) or None
-    )
-
-
-def _collect(buf: Buffer, facts: BinaryFacts, rows: list[KernelRow], stubs: set[int], errors: list[str]) -> None:
-    from cudafit.binary.facts import CubinInfo
-    from cudafit.binary.kernels import iter_cubins
-    from cudafit.report.scan import KernelRow
-    from cudafit.targets.kernels import release_pages
-
-    for target in (facts, *facts.members):
-        for index, entry, info in iter_cubins(buf, target):
-            # Unmap what was just read: a 968 MiB library's cubins would otherwise all stay in our RSS.
-            release_pages(buf, target.modules[index].offset, entry.payload_offset + entry.payload_size)
-            if not isinstance(info, CubinInfo):
-                errors.append(f"module {index} {entry.arch_name}: {info}")
-                continue
-            if info.is_dlink_stub:
-                stubs.add(index)
-            rows.extend(KernelRow(index, entry.arch_name, k) for k in info.kernels)
+    if found.rows is None:
+        return replace(report, kernel_error=found.error)
+    return replace(report, kernels=found.rows, stub_modules=found.stub_modules, kernel_error=found.error)
 
 
 def _text_key(cache: ScanCache | None, job: ScanJob) -> TextKey | None:

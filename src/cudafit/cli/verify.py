@@ -9,7 +9,6 @@ answer (timeout, crash), 2 usage, 3 could not verify (no driver, no GPU).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -95,56 +94,28 @@ def configure_parser(sub: Subparsers) -> None:
 def verification_document(
     args: argparse.Namespace, items: Iterable[ScanItem], *, ordinals: Sequence[int] = (), notes: Iterable[str] = ()
 ) -> JsonDict:
-    """Run the verification and return its ``cudafit.verify/1`` document (an error document when the
-    driver cannot be asked).  ``items`` are scan items; they are read only once the driver answered."""
-    from cudafit.analysis import jit_allowed_in
-    from cudafit.errors import DriverUnavailableError
-    from cudafit.progress import with_progress
+    """Verify (:func:`cudafit.verify.here.verify_here`) and return its ``cudafit.verify/1`` document (an
+    error document when the driver cannot be asked)."""
     from cudafit.report.verify import error_document, verify_document
-    from cudafit.targets.cache import scan_cache
-    from cudafit.verify import run_verify
-    from cudafit.verify.runner import list_devices
+    from cudafit.verify.here import VerifyFailure, verify_here
 
     jit = bool(getattr(args, "verify_jit", False))
     timeout = float(getattr(args, "verify_timeout", 60.0))
-    try:
-        listing = list_devices()
-    except DriverUnavailableError as err:
-        return error_document(err.kind, err.message, jit=jit, timeout=timeout)
-    known = {d.ordinal for d in listing.devices}
-    bad = [o for o in ordinals if o not in known]
-    if bad:
-        listed = ", ".join(str(o) for o in sorted(known))
-        return error_document("bad-device", f"no CUDA device {bad[0]} (the driver lists {listed})", jit=jit)
-    jit_allowed = jit_allowed_in(os.environ)
-    driver_version = listing.driver_version or _probed_driver()
-    extra = list(notes)
-    if not jit_allowed:
-        extra.append("CUDA_DISABLE_PTX_JIT is set: PTX is not counted as usable, and the workers inherit it")
-    if os.environ.get("CUDA_FORCE_PTX_JIT"):
-        extra.append("CUDA_FORCE_PTX_JIT is set: verify's workers unset it so that cubins are loaded as they ship")
-    with scan_cache(enabled=not getattr(args, "no_cache", False), embedded=getattr(args, "embedded", False)):
-        result = run_verify(
-            with_progress(items),
-            listing,
-            list(ordinals),
-            jit=jit,
-            timeout=timeout,
-            jit_allowed=jit_allowed,
-            driver_version=driver_version,
-            progress=lambda answers: with_progress(answers, "loading modules", "loads"),
+    result = verify_here(
+        items,
+        ordinals=ordinals,
+        notes=notes,
+        jit=jit,
+        timeout=timeout,
+        use_cache=not getattr(args, "no_cache", False),
+        embedded=getattr(args, "embedded", False),
+    )
+    if isinstance(result, VerifyFailure):
+        # a bad ordinal is a usage error, reported before any time limit applies: the default stands
+        return error_document(
+            result.kind, result.message, jit=jit, timeout=timeout if result.kind != "bad-device" else 60.0
         )
-    doc = verify_document(result)
-    doc["notes"] = extra + doc["notes"]
-    return doc
-
-
-def _probed_driver() -> str | None:
-    """The driver version from NVML / nvidia-smi (context-free): it fixes the PTX ISA the JIT accepts."""
-    from cudafit.probe import probe_machine
-
-    inv = probe_machine()
-    return str(inv.driver_version) if inv.driver_version else None
+    return verify_document(result)
 
 
 def render(doc: JsonDict, args: argparse.Namespace) -> None:

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cudafit import __version__
-from cudafit.binary.facts import BinaryFacts, EntryKind, FatbinEntry, KernelInfo, arch_sort_key
+from cudafit.binary.facts import BinaryFacts, EntryKind, FatbinEntry, arch_sort_key
+from cudafit.targets.kernels import KernelRow
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -29,15 +30,6 @@ __all__ = [
 ]
 
 SCAN_SCHEMA = "cudafit.scan/1"
-
-
-@dataclass(frozen=True)
-class KernelRow:
-    """One kernel of one cubin, for ``--kernels``."""
-
-    module: int
-    arch: str
-    kernel: KernelInfo
 
 
 @dataclass(frozen=True)

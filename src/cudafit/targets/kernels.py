@@ -12,11 +12,15 @@ import mmap
 import os
 import re
 import struct
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from cudafit.binary.facts import BinaryFacts, EntryKind, Module
+from cudafit.binary.facts import BinaryFacts, EntryKind, KernelInfo, Module
 
-__all__ = ["KernelNameSource", "read_zip_member", "release_pages"]
+if TYPE_CHECKING:
+    from cudafit.binary.fatbin import Buffer
+
+__all__ = ["FileKernels", "KernelNameSource", "KernelRow", "read_kernels", "read_zip_member", "release_pages"]
 
 
 def read_zip_member(path: str) -> tuple[Any, str]:
@@ -179,3 +183,60 @@ def _identity(path: str) -> tuple[Any, ...] | None:
     except OSError:
         return None
     return (os.path.realpath(outer), member, st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+@dataclass(frozen=True)
+class KernelRow:
+    """One kernel of one cubin, for ``scan --kernels``."""
+
+    module: int
+    arch: str
+    kernel: KernelInfo
+
+
+@dataclass(frozen=True)
+class FileKernels:
+    """Every kernel of one file's cubins (``scan --kernels``): the rows, the modules that are device-link
+    stubs, and why some cubin (or the whole file) could not be read (``None`` when all were); ``rows`` is
+    ``None`` when the file itself could not be opened."""
+
+    rows: tuple[KernelRow, ...] | None = ()
+    stub_modules: tuple[int, ...] = ()
+    error: str | None = None
+
+
+def read_kernels(facts: BinaryFacts) -> FileKernels | None:
+    """The kernels of every cubin of a file on disk or a ``ZIP!MEMBER`` (decompressing each cubin, one at a
+    time, its pages released after reading); ``None`` when the file has no device code to read."""
+    if not facts.modules and not facts.members:
+        return None
+    path = facts.path
+    rows: list[KernelRow] = []
+    stubs: set[int] = set()
+    errors: list[str] = []
+    if os.path.isfile(path):
+        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            _collect(mm, facts, rows, stubs, errors)
+    else:
+        data, problem = read_zip_member(path)
+        if data is None:
+            return FileKernels(rows=None, error=problem)
+        with data:
+            _collect(data, facts, rows, stubs, errors)
+    return FileKernels(tuple(rows), tuple(sorted(stubs)), "; ".join(errors) or None)
+
+
+def _collect(buf: Buffer, facts: BinaryFacts, rows: list[KernelRow], stubs: set[int], errors: list[str]) -> None:
+    from cudafit.binary.facts import CubinInfo
+    from cudafit.binary.kernels import iter_cubins
+
+    for target in (facts, *facts.members):
+        for index, entry, info in iter_cubins(buf, target):
+            # Unmap what was just read: a 968 MiB library's cubins would otherwise all stay in our RSS.
+            release_pages(buf, target.modules[index].offset, entry.payload_offset + entry.payload_size)
+            if not isinstance(info, CubinInfo):
+                errors.append(f"module {index} {entry.arch_name}: {info}")
+                continue
+            if info.is_dlink_stub:
+                stubs.add(index)
+            rows.extend(KernelRow(index, entry.arch_name, k) for k in info.kernels)
