@@ -157,6 +157,13 @@ class Ecosystem:
         """The variant built with ``cuda`` (major.minor), if the table has one."""
         return next((v for v in self.cuda_variants if v.cuda == CudaVersion(cuda.major, cuda.minor)), None)
 
+    def torch_build_for(self, cuda_major: int) -> CudaVariant | None:
+        """The variant a fix names for a CUDA major: the current release's oldest build of it (the widest
+        GPU reach a current PyTorch has on that driver), else that major's newest (cu118 for CUDA 11)."""
+        same = [v for v in self.cuda_variants if v.cuda.major == cuda_major]
+        current = [v for v in same if v.current_release]
+        return current[-1] if current else (same[0] if same else None)
+
     def variant_for_index(self, url: str) -> CudaVariant | None:
         """The variant an index URL serves (``.../whl/cu126``)."""
         clean = url.rstrip("/")
