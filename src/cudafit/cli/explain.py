@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_OK, EXIT_USAGE
-from cudafit.cli.common import output_format
+from cudafit.cli.common import Subparsers, add_format_options, add_gpu_option, output_format
 
 if TYPE_CHECKING:
     from cudafit.explain.context import Context
@@ -25,7 +25,7 @@ __all__ = ["configure_parser", "execute"]
 _PROGRESS_BYTES = 8 * 1024 * 1024
 
 
-def configure_parser(sub: Any) -> None:
+def configure_parser(sub: Subparsers) -> None:
     """Register ``explain``."""
     p = sub.add_parser(
         "explain",
@@ -46,7 +46,7 @@ def configure_parser(sub: Any) -> None:
         action="store_true",
         help="list the catalogue: each category's patterns and the source file (or NVIDIA document) that emits them",
     )
-    p.add_argument("--gpu", action="append", default=[], metavar="NAME", help="ground on this GPU (repeatable)")
+    add_gpu_option(p, "ground on this GPU (repeatable)")
     p.add_argument("--driver", metavar="VERSION", help="ground on this NVIDIA driver (e.g. 535.104.05)")
     p.add_argument("--inventory", metavar="FILE", help="ground on GPUs and driver recorded by cudafit gpus --json")
     p.add_argument("--no-probe", action="store_true", help="do not look at this machine's GPUs and packages")
@@ -57,9 +57,7 @@ def configure_parser(sub: Any) -> None:
         help="look up the failing kernel in this site-packages (default: this environment, unless --no-probe)",
     )
     p.add_argument("--path", metavar="PATH", help="look up the failing kernel in this file, directory or wheel")
-    fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="print the cudafit.explain/1 JSON document")
-    fmt.add_argument("--markdown", action="store_true", help="print Markdown (paste into an issue)")
+    add_format_options(p, "print the cudafit.explain/1 JSON document", "print Markdown (paste into an issue)")
     p.set_defaults(func=execute)
 
 
@@ -103,30 +101,16 @@ def _print_catalogue(as_json: bool) -> int:
     return EXIT_OK
 
 
-def _context(args: argparse.Namespace) -> tuple[Context, list[str]]:
-    """(Context, usage errors): the GPUs of ``--gpu``, else of ``--inventory`` or this machine (unless
-    ``--no-probe``), and the driver of ``--driver``, else the inventory's or this machine's."""
+def _context(args: argparse.Namespace) -> tuple[Context, tuple[str, ...]]:
+    """(Context, usage errors): the GPUs of ``--gpu`` instead of this machine's (``--inventory``, else probed
+    unless ``--no-probe``), and the driver of ``--driver``, else the machine's."""
+    from cudafit.cli.common import MachineUse, resolve_gpus
     from cudafit.explain.context import Context
-    from cudafit.model import DriverVersion, Gpu, parse_driver_version
-    from cudafit.probe import declared_inventory, inventory_from_file, probe_machine
 
-    errors: list[str] = []
-    gpus: list[Gpu] = []
-    driver: DriverVersion | None = None
-    if args.driver:
-        try:
-            driver = parse_driver_version(args.driver)
-        except ValueError as err:
-            errors.append(str(err))
-    if args.gpu:
-        inv, errs = declared_inventory(args.gpu)
-        errors += [e["message"] for e in errs]
-        gpus += [Gpu(d.name, d.compute_capability) for d in inv.devices if d.compute_capability]
-    elif args.inventory or not args.no_probe:
-        inv = inventory_from_file(args.inventory) if args.inventory else probe_machine()
-        gpus += [Gpu(d.name, d.compute_capability) for d in inv.cuda_devices if d.compute_capability]
-        driver = driver or inv.driver_version
-    return Context(gpus=tuple(gpus), driver=driver), errors
+    choice = resolve_gpus(
+        args.gpu, driver=args.driver, inventory=args.inventory, probe=not args.no_probe, use=MachineUse.INSTEAD
+    )
+    return Context(gpus=choice.gpus, driver=choice.driver), choice.errors
 
 
 def execute(args: argparse.Namespace) -> int:

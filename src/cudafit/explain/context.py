@@ -13,12 +13,7 @@ from dataclasses import dataclass, field
 from cudafit.model import ComputeCapability, DriverVersion, Gpu
 from cudafit.rules.status import Status
 
-__all__ = ["GAP_STATUSES", "Context", "KernelGap", "normalise_package"]
-
-#: The statuses of a module without code for a GPU, likeliest culprit first: a hole (the build skips the GPU),
-#: then code the library builds only for other GPUs, then a/f code gated to other GPUs.  These are module
-#: roles, not package statuses, so :data:`cudafit.rules.status.PACKAGE_STATUSES` does not order them.
-GAP_STATUSES: tuple[Status, ...] = (Status.FAILS, Status.SPECIALISED, Status.GATED)
+__all__ = ["Context", "KernelGap", "normalise_package"]
 
 
 def normalise_package(package: str) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from cudafit.explain.classify import Finding, classify
-from cudafit.explain.context import GAP_STATUSES, Context, KernelGap, normalise_package
+from cudafit.explain.context import Context, KernelGap, normalise_package
 from cudafit.explain.ground import ground
 from cudafit.model import Gpu
 from cudafit.targets.interface import ScanItem
@@ -92,34 +92,34 @@ def package_archs(packages: Sequence[str], sites: Sequence[str] | None = None) -
 
 def kernel_gaps(items: Sequence[ScanItem], gpus: Sequence[Gpu]) -> list[KernelGap]:
     """Every module of ``items`` without code for the GPUs, with its kernels (demangled where c++filt is): per
-    package and GPU, in :data:`~cudafit.explain.context.GAP_STATUSES` order (the ``without_code`` rows of
-    ``check --kernels --json``)."""
+    package and GPU, as ``check --kernels --json`` lists them (:func:`cudafit.actions.modules_without_code`)."""
+    from cudafit.actions import modules_without_code
     from cudafit.analysis import analyze
     from cudafit.binary.kernels import demangle
     from cudafit.targets.cache import scan_cache
 
     with scan_cache():  # kernel names are read through (and remembered in) the scan cache
         analysis = analyze(items, list(gpus), include_coverage=False, kernels=True)
-    rank = {s: i for i, s in enumerate(GAP_STATUSES)}
-    found = []
-    for p in analysis.packages:
-        for i, v in enumerate(p.verdicts):
-            modules = [(fv, m) for fv in v.files for m in fv.modules if m.status in rank and m.index >= 0]
-            modules.sort(key=lambda fm: rank[fm[1].status])
-            found += [(p.name, gpus[i], fv.path, m) for fv, m in modules if m.kernels]
-    names = demangle([k for *_where, m in found for k in m.kernels or ()])
+    found = [
+        (p.name, gpus[i], gap)
+        for p in analysis.packages
+        for i, v in enumerate(p.verdicts)
+        for gap in modules_without_code(v)
+        if gap.kernels
+    ]
+    names = demangle([k for *_where, gap in found for k in gap.kernels or ()])
     return [
         KernelGap(
             package=package,
-            path=m.path or path,
-            module=m.index,
+            path=gap.path,
+            module=gap.module,
             compute_capability=gpu.compute_capability,
-            status=m.status,
-            reason=m.reasons[0].code if m.reasons else "",
-            archs=(*m.sass, *m.ptx),
-            kernels=tuple(names.get(k, k) for k in m.kernels or ()),
+            status=gap.status,
+            reason=gap.reason,
+            archs=(*gap.sass, *gap.ptx),
+            kernels=tuple(names.get(k, k) for k in gap.kernels or ()),
         )
-        for package, gpu, path, m in found
+        for package, gpu, gap in found
     ]
 
 

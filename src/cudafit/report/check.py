@@ -11,14 +11,13 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from cudafit import __version__
-from cudafit.actions import action_rank, inside_site, modules_without_code
+from cudafit.actions import action_rank, inside_site
 from cudafit.analysis import Analysis, PackageResult
 from cudafit.model import JsonDict
 from cudafit.report.console import gpu_title
 from cudafit.report.formats import Renderers
 from cudafit.report.matrix import STATUS_COLORS as _COLORS
 from cudafit.report.matrix import coverage_ranges as _ranges
-from cudafit.rules.engine import PackageVerdict
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -101,13 +100,6 @@ def _verdict(p: PackageResult, i: int, *, kernels: bool) -> JsonDict:
 def check_renderers(*, wide: bool = False) -> Renderers:
     """How ``check`` and ``doctor`` write their document (``wide``: always the coverage columns)."""
     return Renderers(functools.partial(render_text, wide=wide), render_markdown, render_html)
-
-
-def iter_modules_without_code(verdict: PackageVerdict) -> Iterator[JsonDict]:
-    """The ``without_code`` rows of a package verdict (kept for ``cli/explain``: new code reads
-    :func:`cudafit.actions.modules_without_code`)."""
-    for gap in modules_without_code(verdict):
-        yield gap.to_dict()
 
 
 def _cell(status: str) -> str:

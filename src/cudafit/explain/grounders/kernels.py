@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from cudafit.actions import WITHOUT_CODE
 from cudafit.explain.catalogue import PYTORCH_INDEX
-from cudafit.explain.context import GAP_STATUSES, KernelGap, normalise_package
+from cudafit.explain.context import KernelGap, normalise_package
 from cudafit.explain.evidence import Evidence, KernelMatch
 from cudafit.explain.grounders.base import (
     Ground,
@@ -76,7 +77,7 @@ def match_kernel_gaps(names: Sequence[str], gaps: Sequence[KernelGap]) -> list[t
         hit = [k for k in gap.kernels if in_library or any(key in _name_key(k) for key in keys)]
         if hit:
             out.append((gap, hit))
-    rank = {s: i for i, s in enumerate(GAP_STATUSES)}
+    rank = {s: i for i, s in enumerate(WITHOUT_CODE)}
     out.sort(key=lambda gh: rank.get(gh[0].status, len(rank)))
     return out
 
