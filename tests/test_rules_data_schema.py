@@ -74,6 +74,16 @@ def test_ecosystem_table_matches_schema_and_toolkits() -> None:
     assert eco.runtime_compiler("FlashInfer_Python") == "nvcc-jit" and eco.runtime_compiler("torch") is None
     assert eco.is_binary_only("TensorRT-cu12") and not eco.is_binary_only("fbgemm-gpu")
     assert eco.is_on_pytorch_index("fbgemm_gpu") and not eco.is_on_pytorch_index("triton")
+    # a fix names the current release's oldest build of a CUDA major (widest GPU reach), else that major's newest
+    picks = [getattr(eco.torch_build_for(m), "name", None) for m in (13, 12, 11, 10)]
+    assert picks == ["cu130", "cu126", "cu118", None]
+    # PyTorch's index by its host (find labels those candidates by variant), not by a substring of the URL
+    assert eco.is_pytorch_index("https://download.pytorch.org/whl/cu126") and eco.is_pytorch_index(
+        "HTTPS://Download.PyTorch.org/whl/nightly/cu130/"
+    )
+    assert not eco.is_pytorch_index("https://pypi.org/simple/") and not eco.is_pytorch_index(
+        "https://mirror.example/download.pytorch.org/whl/cu126"
+    )
 
 
 @pytest.mark.parametrize(

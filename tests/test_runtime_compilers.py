@@ -451,8 +451,8 @@ def test_corrupt_compiler_member_in_a_wheel_is_no_crash(tmp_path: Path) -> None:
 
 
 def test_nvcc_jit_library_judged_with_the_nvcc_it_will_find(tmp_path: Path) -> None:
-    """flashinfer-jit-cache's shape (a JIT library by its documented name, conventions.nvcc_jit): doctor reads
-    the release of the nvcc of CUDA_HOME (never runs it); check, without an environment, cannot tell."""
+    """flashinfer-jit-cache's shape (a JIT library by its documented name, ecosystem.json runtime_compiling):
+    doctor reads the release of the nvcc of CUDA_HOME (never runs it); check, without an environment, cannot tell."""
     site = tmp_path / "site"
     lib = elf([(".nv_fatbin", pad8(fatbin(entry(2, 90), entry(2, 120))))])
     install(site, "flashinfer-jit-cache", "0.5.3", {"flashinfer_jit_cache/jit_cache/norm.so": lib})

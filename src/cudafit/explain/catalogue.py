@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cudafit.rules.ecosystem import load_ecosystem
+
 __all__ = [
     "CATEGORIES",
     "DRIVER_JIT",
@@ -145,7 +147,9 @@ FLASHMLA_BUILD = "deepseek-ai/FlashMLA:setup.py"
 LLVM_SUBTARGET = "llvm/llvm-project:llvm/lib/MC/MCSubtargetInfo.cpp"
 CLANG_DRIVER = "llvm/llvm-project:clang/include/clang/Basic/DiagnosticDriverKinds.td"
 
-PYTORCH_INDEX = "https://download.pytorch.org/whl/"
+# The root of PyTorch's per-CUDA indexes (``{PYTORCH_INDEX}cu126``), read from the ecosystem table, the one place
+# for index URLs: the causes and fixes below are built at import, so the table is read once here.
+PYTORCH_INDEX = load_ecosystem().pytorch_index
 DLOPEN = "https://man7.org/linux/man-pages/man3/dlopen.3.html"
 DEEPGEMM_ASSERT = "deepseek-ai/DeepGEMM:csrc/utils/exception.hpp"
 _GPU_ARCHS = r"(Maxwell|Pascal|Volta|Turing|Ampere|Ada|Hopper|Blackwell)"

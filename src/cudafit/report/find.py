@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from cudafit import __version__
 from cudafit.report.matrix import STATUS_COLORS
+from cudafit.rules.ecosystem import load_ecosystem
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -188,7 +189,7 @@ def _index_label(c: JsonDict) -> str:
     url = c["index_url"].rstrip("/")
     if url.endswith("pypi.org/simple"):
         return "pypi"
-    if "download.pytorch.org" in url and c.get("variant"):
+    if c.get("variant") and load_ecosystem().is_pytorch_index(url):
         return f"pytorch {c['variant']}"
     return _short(url)
 

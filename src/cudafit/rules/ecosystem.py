@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Literal
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -48,6 +49,10 @@ SCHEMA_VERSION = 1
 #: How a distribution makes device code at run time when only its name says so (ecosystem.json
 #: ``runtime_compiling``): nvcc on first use, Triton's bundled ptxas, or a copy per CUDA version.
 RuntimeCompiling = Literal["nvcc-jit", "triton", "per-cuda-version"]
+
+
+def _host(url: str) -> str:
+    return (urlsplit(url.strip()).hostname or "").lower()
 
 
 def normalize_project(name: str) -> str:
@@ -127,6 +132,14 @@ class Ecosystem:
         """Whether ``project``'s own install instructions install it from PyTorch's per-CUDA index."""
         return normalize_project(project) in self.pytorch_index_projects
 
+    def is_pytorch_index(self, url: str) -> bool:
+        """Whether ``url`` is on PyTorch's index host (any of its ``/whl/cuXYZ``, nightly or CPU indexes).
+
+        The host is compared, not the whole root, so a nightly or a local-version index still reads as
+        PyTorch's: callers label it by its variant, which they know from the table already.
+        """
+        return _host(url) == _host(self.pytorch_index)
+
     def is_binary_only(self, project: str) -> bool:
         """Whether only its vendor or framework builds ``project`` (never suggest a source build)."""
         return normalize_project(project) in self.binary_only
@@ -143,6 +156,13 @@ class Ecosystem:
     def variant_of_cuda(self, cuda: CudaVersion) -> CudaVariant | None:
         """The variant built with ``cuda`` (major.minor), if the table has one."""
         return next((v for v in self.cuda_variants if v.cuda == CudaVersion(cuda.major, cuda.minor)), None)
+
+    def torch_build_for(self, cuda_major: int) -> CudaVariant | None:
+        """The variant a fix names for a CUDA major: the current release's oldest build of it (the widest
+        GPU reach a current PyTorch has on that driver), else that major's newest (cu118 for CUDA 11)."""
+        same = [v for v in self.cuda_variants if v.cuda.major == cuda_major]
+        current = [v for v in same if v.current_release]
+        return current[-1] if current else (same[0] if same else None)
 
     def variant_for_index(self, url: str) -> CudaVariant | None:
         """The variant an index URL serves (``.../whl/cu126``)."""

@@ -31,8 +31,17 @@ from cudafit.rules.status import Status
 __all__ = ["ground_no_kernel_image", "match_kernel_gaps"]
 
 _TURING = ComputeCapability(7, 5)
-# Distributions only NVIDIA or the framework's maintainers can rebuild: never suggest a source build.
-_BINARY_ONLY = frozenset({"torch", "triton", "pytorch_triton", "tensorrt", "jax", "jaxlib", "cupy"})
+#: Packages (as logs write them, ``_`` for ``-``) whose missing kernels explain blames on their maintainers
+#: ("report it upstream") instead of advising ``TORCH_CUDA_ARCH_LIST=... pip install --no-binary``.  Not the
+#: ecosystem table's ``binary_only`` (:meth:`cudafit.rules.ecosystem.Ecosystem.is_binary_only`, "no source
+#: build exists, never suggest one"), on purpose: the table's question is whether a build from source exists,
+#: explain's is whether *that torch-style rebuild* is the advice to give.  jax and cupy publish sdists
+#: (jax-0.10.2.tar.gz, pure Python, no device code of its own; cupy-14.2.0.tar.gz, built with
+#: CUPY_NVCC_GENERATE_CODE, not TORCH_CUDA_ARCH_LIST), so they are not binary-only, yet the rebuild line would be
+#: wrong for them; jaxlib has no sdist (its build is XLA's build/build.py).  The table's pytorch and
+#: tensorrt-cu12/-cu13 are absent here: explain has always given them the rebuild line, and adding them would
+#: change its output.
+_NO_REBUILD_ADVICE = frozenset({"torch", "triton", "pytorch_triton", "tensorrt", "jax", "jaxlib", "cupy"})
 _GENERIC_NAMES = frozenset({"kernel", "kernels", "forward", "backward", "launch", "device", "global", "cuda"})
 
 
@@ -168,7 +177,7 @@ def _match_fixes(first: KernelGap) -> list[str]:
         )
     cc = first.compute_capability
     hole = " (cudafit doctor reports it as a hole)" if first.status is Status.FAILS else ""
-    if normalise_package(first.package) in _BINARY_ONLY:
+    if normalise_package(first.package) in _NO_REBUILD_ADVICE:
         fixes.append(
             f"{first.package}'s {name} has no code for {cc}{hole}: only its maintainers can rebuild it, so report "
             "it upstream with `cudafit check --kernels` output, and avoid the op on this GPU meanwhile"
@@ -200,7 +209,7 @@ def _package_fixes(g: Ground, named: list[str], holes: set[str]) -> list[str]:
             f"check which release of {pkg} carries code for {g.plan or 'this GPU'} before installing: "
             f"cudafit check '{pkg}' --gpu {g.ccs[0] if g.ccs else 'NAME'} (add --index-url for per-CUDA indexes)"
         )
-        if g.plan and normalise_package(pkg) not in _BINARY_ONLY:
+        if g.plan and normalise_package(pkg) not in _NO_REBUILD_ADVICE:
             fixes.append(
                 f'or rebuild {pkg} for these GPUs: TORCH_CUDA_ARCH_LIST="{g.plan}" pip install --no-binary {pkg} '
                 f"--no-build-isolation {pkg} (CMake and nvcc forms: {plan_command(g.ccs)})"

@@ -16,6 +16,7 @@ from cudafit.explain.context import normalise_package
 from cudafit.explain.grounders.base import Ground, Grounded, default, lines_of
 from cudafit.explain.grounders.projects import PROJECTS, project_fixes
 from cudafit.model import CudaVersion, DriverVersion
+from cudafit.rules.ecosystem import load_ecosystem
 
 __all__ = [
     "ground_driver_too_old",
@@ -57,6 +58,12 @@ def ground_toolkit_mismatch(g: Ground) -> Grounded:
     return out
 
 
+def _torch_index(cuda_major: int) -> str:
+    """The PyTorch index a fix names for a CUDA major (the ecosystem table's choice: cu130, cu126, cu118)."""
+    variant = load_ecosystem().torch_build_for(cuda_major)
+    return variant.index_url if variant else f"{PYTORCH_INDEX}cuXYZ"
+
+
 def _known_driver_fixes(driver: DriverVersion) -> list[str]:
     """The upgrade a known driver needs for CUDA 13, and which older CUDA runtimes (and PyTorch index) it runs."""
     from cudafit.rules import tables
@@ -72,12 +79,12 @@ def _known_driver_fixes(driver: DriverVersion) -> list[str]:
     if runs == 12:
         out.append(
             f"or keep driver {driver} (>= {floors[12]}: CUDA 12.x runtimes run on it by minor-version "
-            f"compatibility) and install a CUDA 12 build: pip install torch --index-url {PYTORCH_INDEX}cu126"
+            f"compatibility) and install a CUDA 12 build: pip install torch --index-url {_torch_index(12)}"
         )
     elif runs == 11:
         out.append(
             f"or keep driver {driver} (>= {floors[11]}: CUDA 11.x runtimes run on it) and install a CUDA 11.8 "
-            f"build: pip install torch --index-url {PYTORCH_INDEX}cu118"
+            f"build: pip install torch --index-url {_torch_index(11)}"
         )
     return out
 
@@ -94,10 +101,10 @@ def _reported_driver_fixes(driver_cuda: str) -> list[str]:
     if major == 11:
         out.append(
             f"or install a build made for CUDA 11.x, which this driver runs: pip install torch --index-url "
-            f"{PYTORCH_INDEX}cu118"
+            f"{_torch_index(11)}"
         )
     elif major == 12:
-        out.append(f"or install a CUDA 12 build: pip install torch --index-url {PYTORCH_INDEX}cu126")
+        out.append(f"or install a CUDA 12 build: pip install torch --index-url {_torch_index(12)}")
     return out
 
 
@@ -262,10 +269,10 @@ def _torch_build_for_driver(out: Grounded, driver: DriverVersion) -> None:
 
     floor13 = tables.runtime_min_driver_branch(13) or 580
     floor12 = tables.runtime_min_driver_branch(12) or 525
-    tag = "cu130" if driver.major >= floor13 else "cu126" if driver.major >= floor12 else "cu118"
+    index = _torch_index(13 if driver.major >= floor13 else 12 if driver.major >= floor12 else 11)
     out.fixes[0] = (
         f"install the CUDA build that driver {driver} runs: pip install torch --index-url "
-        f"{PYTORCH_INDEX}{tag} (verify: cudafit check torch --index-url {PYTORCH_INDEX}{tag})"
+        f"{index} (verify: cudafit check torch --index-url {index})"
     )
 
 
