@@ -180,13 +180,13 @@ def run_payload(data: bytes) -> None:
 
 
 def _render_gpus(inv: Any) -> None:
-    from cudafit.cli.gpus import _render
     from cudafit.probe import inventory_to_dict
     from cudafit.report.console import make_console
+    from cudafit.report.gpus import render_machine
 
     doc = inventory_to_dict(inv)
     json.dumps(doc)
-    _render(doc, make_console(io.StringIO()))
+    render_machine(doc, make_console(io.StringIO()))
 
 
 def run_probe(data: bytes) -> None:

@@ -17,12 +17,9 @@ from cudafit.cli import EXIT_ANALYSIS_FAILED, EXIT_OK, EXIT_USAGE
 from cudafit.cli.common import Subparsers, add_format_options, add_gpu_option, output_format
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from cudafit.explain.context import Context
-    from cudafit.model import JsonDict
 
-__all__ = ["configure_parser", "execute", "render_markdown"]
+__all__ = ["configure_parser", "execute"]
 
 # A progress bar for logs at least this large, when standard error is a terminal.
 _PROGRESS_BYTES = 8 * 1024 * 1024
@@ -98,16 +95,9 @@ def _read(args: argparse.Namespace) -> str | None:
 def _print_catalogue(as_json: bool) -> int:
     """``--catalogue``: every pattern with the place its message is written (the citations of the catalogue)."""
     from cudafit.explain.catalogue import iter_sources
-    from cudafit.report.console import dump_json
+    from cudafit.report.explain import render_catalogue
 
-    rows = iter_sources()
-    if as_json:
-        dump_json([{"category": c, "source": s, "pattern": p} for c, s, p in rows])
-        return EXIT_OK
-    for cat in dict.fromkeys(c for c, _s, _p in rows):
-        print(cat)
-        for _c, src, pattern in (r for r in rows if r[0] == cat):
-            print(f"  {src}\n      {pattern}")
+    render_catalogue(iter_sources(), as_json=as_json)
     return EXIT_OK
 
 
@@ -123,73 +113,11 @@ def _context(args: argparse.Namespace) -> tuple[Context, tuple[str, ...]]:
     return Context(gpus=choice.gpus, driver=choice.driver), choice.errors
 
 
-def _fact(value: object) -> str:
-    """A fact as short text: error dicts as "209 cudaErrorNoKernelImageForDevice", lists comma-joined."""
-    if isinstance(value, list):
-        return ", ".join(_fact(v) for v in value)
-    if isinstance(value, dict):
-        if "kernels" in value and "path" in value:  # a kernel match: where it is and what it was built for
-            return f"{value['path']} module {value['module']} ({' '.join(value['archs'])}): {value['kernels'][0]}"
-        if "code" in value and "name" in value:
-            return f"{value['code']} {value['name']}"
-        if "path" in value:  # a source file: "path/to/norm.cuh:113"
-            return f"{value['path']}:{value['line']}" if "line" in value else str(value["path"])
-        return ", ".join(f"{k} {v}" for k, v in value.items())
-    return str(value)
-
-
-def render_markdown(doc: JsonDict) -> str:
-    """The findings as Markdown for an issue: one section per finding, evidence quoted."""
-    out: list[str] = ["## cudafit explain\n"]
-    for i, f in enumerate(doc["findings"]):
-        lead = "Most likely: " if i == 0 and len(doc["findings"]) > 1 else ""
-        out.append(f"### {lead}{f['title']} (`{f['category']}`, confidence {f['confidence']:.2f})\n")
-        lines = f["evidence"].get("lines", [])
-        if lines:
-            out.append("```")
-            out.extend(lines)
-            out.append("```")
-        facts = {k: v for k, v in f["evidence"].items() if k != "lines"}
-        if facts:
-            out.append("Facts: " + "; ".join(f"{k}: `{_fact(v)}`" for k, v in facts.items()))
-            out.append("")
-        out.append(f"**Cause:** {f['cause']}\n")
-        out.extend(f"- {x}" for x in f["fixes"])
-        out.append("")
-    return "\n".join(out) + "\n"
-
-
-def _render_text(doc: JsonDict, console: Console) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
-    findings = doc["findings"]
-    for i, f in enumerate(findings):
-        lead = "Most likely: " if i == 0 and len(findings) > 1 else ""
-        colour = "yellow" if f["category"] == "unknown" else "red" if i == 0 else "magenta"
-        console.print(
-            f"[bold {colour}]{escape(lead + f['title'])}[/] [dim]({f['category']}, "
-            f"confidence {f['confidence']:.2f})[/dim]",
-            highlight=False,
-        )
-        for line in f["evidence"].get("lines", [])[:3]:
-            console.print(f"  [dim]> {escape(line)}[/dim]", highlight=False)
-        facts = {k: v for k, v in f["evidence"].items() if k != "lines"}
-        if facts:
-            table = Table(show_header=False, box=None, padding=(0, 1, 0, 2), expand=False)
-            for k, v in facts.items():
-                table.add_row(f"[dim]{escape(k)}[/dim]", escape(_fact(v)))
-            console.print(table)
-        console.print(f"  [bold]cause:[/bold] {escape(f['cause'])}", highlight=False)
-        for n, x in enumerate(f["fixes"], 1):
-            console.print(f"  [bold green]fix {n}:[/bold green] {escape(x)}", highlight=False)
-        console.print()
-
-
 def execute(args: argparse.Namespace) -> int:
     """Run ``explain``."""
     from cudafit.explain.lookup import Lookup, explain_here
-    from cudafit.report.formats import Renderers, render
+    from cudafit.report.explain import explain_document, explain_renderers
+    from cudafit.report.formats import render
 
     if args.catalogue:
         return _print_catalogue(args.json)
@@ -219,6 +147,5 @@ def execute(args: argparse.Namespace) -> int:
     look = bool(args.site_packages or args.path or not (args.no_probe or args.inventory))
     lookup = Lookup(tuple(args.site_packages) if args.site_packages else None, args.path) if look else None
     findings = explain_here(text, context, lookup, os.environ)
-    doc: JsonDict = {"schema": "cudafit.explain/1", "findings": [f.to_dict() for f in findings]}
-    render(output_format(args), doc, Renderers(_render_text, render_markdown))
+    render(output_format(args), explain_document(findings), explain_renderers())
     return EXIT_OK

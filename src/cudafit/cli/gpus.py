@@ -8,15 +8,12 @@ capability, or an error that lists candidates (exit 1).
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING
 
 from cudafit.cli import EXIT_FAILS, EXIT_OK
 from cudafit.cli.common import Subparsers, output_format
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from cudafit.model import JsonDict
 
 __all__ = ["configure_parser", "execute"]
@@ -37,111 +34,32 @@ def configure_parser(sub: Subparsers) -> None:
 
 
 def _resolve(names: list[str]) -> tuple[JsonDict, int]:
+    """Each name's resolution (or its error) as the resolve document, and the exit code."""
     from cudafit.errors import UnknownGpuError
-    from cudafit.rules.gpus import resolve_gpu
+    from cudafit.report.gpus import resolve_document
+    from cudafit.rules.gpus import GpuResolution, resolve_gpu
 
-    gpus: list[JsonDict] = []
-    errors: list[JsonDict] = []
+    answers: list[tuple[str, GpuResolution | UnknownGpuError]] = []
     for q in names:
         try:
-            r = resolve_gpu(q)
+            answers.append((q, resolve_gpu(q)))
         except UnknownGpuError as err:
-            errors.append({"query": q, "message": err.message, "candidates": list(err.candidates)})
-            continue
-        gpus.append(
-            {
-                "query": q,
-                "name": r.name,
-                "compute_capability": str(r.compute_capability),
-                "architecture": r.architecture,
-                "source": "declared",
-                "matches": [m.name for m in r.matches],
-            }
-        )
-    doc = {"schema": "cudafit.gpus/1", "mode": "resolve", "gpus": gpus, "errors": errors}
-    return doc, (EXIT_FAILS if errors else EXIT_OK)
+            answers.append((q, err))
+    doc = resolve_document(answers)
+    return doc, (EXIT_FAILS if doc["errors"] else EXIT_OK)
 
 
 def execute(args: argparse.Namespace) -> int:
     """Run ``gpus``."""
-    from cudafit.report.formats import Renderers, render
+    from cudafit.report.formats import render
+    from cudafit.report.gpus import machine_renderers, resolve_renderers
 
     if args.names:
         doc, code = _resolve(args.names)
-        render(output_format(args), doc, Renderers(_render_resolved))
+        render(output_format(args), doc, resolve_renderers())
         return code
     from cudafit.probe import inventory_from_file, inventory_to_dict, probe_machine
 
     inv = inventory_from_file(args.inventory) if args.inventory else probe_machine(deep=args.deep, toolchains=True)
-    render(output_format(args), inventory_to_dict(inv), Renderers(_render))
+    render(output_format(args), inventory_to_dict(inv), machine_renderers())
     return EXIT_OK
-
-
-def _render_resolved(doc: JsonDict, console: Console) -> None:
-    """Text form of a ``cudafit.gpus/1`` resolve document (errors to standard error)."""
-    for g in doc["gpus"]:
-        extra = f" ({len(g['matches'])} products)" if len(g["matches"]) > 1 else ""
-        named = f"{g['name']}, " if g["name"] != f"compute capability {g['compute_capability']}" else ""
-        console.print(f"{g['query']}: {named}compute capability {g['compute_capability']}, {g['architecture']}{extra}")
-    for e in doc["errors"]:
-        print(f"cudafit: {e['message']}", file=sys.stderr)
-
-
-_COLUMNS = ("nvidia-smi #", "CUDA #", "GPU", "CC", "memory", "PCI bus", "UUID")
-
-
-def _rows(doc: JsonDict) -> list[tuple[str, ...]]:
-    return [
-        (
-            str(g["index"]),
-            "hidden" if g["cuda_index"] is None else str(g["cuda_index"]),
-            str(g["name"]),
-            g["compute_capability"] or "?",
-            f"{g['memory_mib']} MiB" if g["memory_mib"] else "",
-            g["pci_bus_id"] or "",
-            g["uuid"] or "",
-        )
-        for g in doc["gpus"]
-    ]
-
-
-def _table_lines(rows: list[tuple[str, ...]]) -> list[str]:
-    """The device table as plain lines: one pass for the widths, one to pad (linear in the devices).
-
-    rich's ``Table`` measured every cell through its layout engine (about 1 ms per device: a
-    20,000-device inventory took 26 s); the values are plain text, so plain padding is enough.
-    """
-    widths = [len(c) for c in _COLUMNS]
-    for row in rows:
-        for k, cell in enumerate(row):
-            widths[k] = max(widths[k], len(cell))
-    return [" " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
-
-
-def _render(doc: JsonDict, console: Console) -> None:
-    """Text form of a ``cudafit.gpus/1`` machine document (every value escaped: names come from tools)."""
-    from rich.markup import escape
-
-    if doc["status"] == "no-driver":
-        # The problems already say "no NVIDIA driver: ..."; the heading must not say it twice.
-        why = [p.removeprefix("no NVIDIA driver: ") for p in doc["problems"]]
-        console.print("No NVIDIA driver found: " + escape("; ".join(why) or "no GPU backend answered"))
-    elif doc["status"] == "no-gpu":
-        console.print(f"NVIDIA driver {escape(str(doc['driver_version']))} found, but no GPU.")
-    else:
-        header, *body = _table_lines([_COLUMNS, *_rows(doc)])
-        console.print(header, style="bold", markup=False, highlight=False)
-        if body:
-            console.file.write("\n".join(body) + "\n")
-        cuda = f" (CUDA {doc['cuda_driver_version']})" if doc["cuda_driver_version"] else ""  # nvidia-smi: unknown
-        line = f"driver {doc['driver_version'] or '?'}{cuda}, via {doc['source']}"
-        console.print(line, markup=False, highlight=False)
-        ordering = doc["ordering"]
-        if ordering["note"]:
-            console.print(("[yellow]estimated:[/yellow] " if ordering["estimated"] else "") + escape(ordering["note"]))
-        if doc["problems"]:
-            console.file.write("".join(f"note: {p}\n" for p in doc["problems"]))
-    for t in doc["toolchains"]:
-        where = t["path"] or ""
-        state = t["problem"] or (f"version {t['version']}" if t["version"] else "")
-        console.print(f"{t['name']}: {state} {where}".rstrip(), markup=False, highlight=False)

@@ -25,11 +25,9 @@ from cudafit.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from cudafit.model import Gpu
 
-    from cudafit.model import Gpu, JsonDict
-
-__all__ = ["configure_parser", "execute", "render_markdown"]
+__all__ = ["configure_parser", "execute"]
 
 
 def configure_parser(sub: Subparsers) -> None:
@@ -92,41 +90,6 @@ def _targets(args: argparse.Namespace) -> tuple[str, list[str], str | None]:
     return f"{label}: no nvcc found in CUDA_HOME or on PATH, planned for the newest toolkit known", targets, None
 
 
-def render_markdown(doc: JsonDict) -> str:
-    """The plan as Markdown: the three settings in a code block, then the reasons and problems."""
-    gpus = ", ".join(f"{g['name']} ({g['compute_capability']})" for g in doc["gpus"])
-    out = [f"## cudafit plan: {gpus}\n", f"Checked against {doc['toolkit']}.\n", "```sh"]
-    out.append(f'export TORCH_CUDA_ARCH_LIST="{doc["torch_cuda_arch_list"]}"')
-    out.append(f'cmake -DCMAKE_CUDA_ARCHITECTURES="{doc["cmake_cuda_architectures"]}" ...')
-    out.append("nvcc " + " ".join(doc["nvcc_flags"]) + " ...")
-    out.append("```\n")
-    out.extend(f"- {x}" for x in doc["explanations"])
-    if doc["problems"]:
-        out.append("\n**Problems:**\n")
-        out.extend(f"- {x}" for x in doc["problems"])
-    return "\n".join(out) + "\n"
-
-
-def _render_text(doc: JsonDict, console: Console) -> None:
-    from rich.markup import escape
-    from rich.table import Table
-
-    table = Table(title="cudafit plan", title_justify="left")
-    table.add_column("setting")
-    table.add_column("value", overflow="fold")
-    table.add_row("TORCH_CUDA_ARCH_LIST", escape(doc["torch_cuda_arch_list"]) or "[red](none)[/red]")
-    table.add_row("CMAKE_CUDA_ARCHITECTURES", escape(doc["cmake_cuda_architectures"]) or "[red](none)[/red]")
-    table.add_row("nvcc", escape(" ".join(doc["nvcc_flags"])) or "[red](none)[/red]")
-    console.print(table)
-    if doc["torch_cuda_arch_list"]:
-        console.print(f'\nexport TORCH_CUDA_ARCH_LIST="{escape(doc["torch_cuda_arch_list"])}"', highlight=False)
-    console.print(f"\n[dim]checked against {escape(doc['toolkit'])}[/dim]", highlight=False)
-    for line in doc["explanations"]:
-        console.print(f"  - {escape(line)}", highlight=False)
-    for problem in doc["problems"]:
-        console.print(f"[bold red]problem:[/bold red] {escape(problem)}", highlight=False)
-
-
 def _fleet_gpus(args: argparse.Namespace) -> tuple[list[Gpu], str | None]:
     """One GPU per GPU model of the fleet's classes: the arch list covers them all."""
     from cudafit.cli.fleet import load_fleet
@@ -145,7 +108,8 @@ def _fleet_gpus(args: argparse.Namespace) -> tuple[list[Gpu], str | None]:
 def execute(args: argparse.Namespace) -> int:
     """Run ``plan``."""
     from cudafit.plan import make_plan
-    from cudafit.report.formats import Renderers, render
+    from cudafit.report.formats import render
+    from cudafit.report.plan import plan_renderers
 
     if args.nodes_json and not args.fleet:
         args.fleet = "k8s"
@@ -175,6 +139,5 @@ def execute(args: argparse.Namespace) -> int:
         arch_specific=args.arch_specific or False,
         ptx=not args.no_ptx,
     )
-    doc = plan.to_dict()
-    render(output_format(args), doc, Renderers(_render_text, render_markdown))
+    render(output_format(args), plan.to_dict(), plan_renderers())
     return EXIT_FAILS if plan.problems else EXIT_OK

@@ -247,11 +247,13 @@ def _render_fix(fix: JsonDict, console: Console) -> None:
     """The rebuild with the policy's arch list, in each build system's spelling."""
     from rich.markup import escape
 
+    from cudafit.report.plan import arch_settings
+
     console.print(f"  [bold]Fix[/bold]: rebuild with the policy's arch list ({escape(fix['toolkit'])}):")
     if fix["torch_cuda_arch_list"]:
-        console.print(f'    TORCH_CUDA_ARCH_LIST="{escape(fix["torch_cuda_arch_list"])}"', highlight=False)
-        console.print(f'    CMAKE_CUDA_ARCHITECTURES="{escape(fix["cmake_cuda_architectures"])}"', highlight=False)
-        console.print(f"    nvcc {escape(' '.join(fix['nvcc_flags']))}", highlight=False)
+        for setting, value in arch_settings(fix):
+            line = f"nvcc {escape(value)}" if setting == "nvcc" else f'{setting}="{escape(value)}"'
+            console.print(f"    {line}", highlight=False)
     for p in fix["problems"]:
         console.print(f"    [red]problem:[/red] {escape(p)}", highlight=False)
     for n in fix["notes"]:
