@@ -8,15 +8,9 @@ after an afternoon), so a user needs to see it and clear it without hunting for 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from cudafit.cli import EXIT_OK
 from cudafit.cli.common import Subparsers, output_format
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from cudafit.model import JsonDict
 
 __all__ = ["configure_parser", "execute"]
 
@@ -47,18 +41,10 @@ def configure_parser(sub: Subparsers) -> None:
     p.set_defaults(func=execute)
 
 
-def _human(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
-
-
 def execute(args: argparse.Namespace) -> int:
     """Run ``cache``."""
-    from cudafit.report.formats import Renderers, render
+    from cudafit.report.cache import cache_renderers
+    from cudafit.report.formats import render
     from cudafit.targets.cache import cache_dir, clear_cache, iter_cache_parts
 
     directory = cache_dir()
@@ -81,26 +67,5 @@ def execute(args: argparse.Namespace) -> int:
     ]
     doc = {"schema": CACHE_SCHEMA, "directory": directory, "action": args.action, "entries": entries}
     doc["total_bytes"] = sum(p.size for p in parts)
-    render(output_format(args), doc, Renderers(_render_text))
+    render(output_format(args), doc, cache_renderers())
     return EXIT_OK
-
-
-def _render_text(doc: JsonDict, console: Console) -> None:
-    """What was removed, or each entry with its size, file count and kind, and the total."""
-    out, directory, entries, total = console.file, doc["directory"], doc["entries"], doc["total_bytes"]
-    if doc["action"] == "clear":
-        n = len(entries)
-        out.write(f"removed {n} entr{'y' if n == 1 else 'ies'} of {directory}, {_human(total)}\n")
-        return
-    if not entries:
-        out.write(f"{directory}: empty\n")
-        return
-    out.write(f"{directory}\n")
-    width = max(len(e["name"]) for e in entries)
-    for e in entries:
-        stale = "" if e["current"] else " (another cudafit version: never read; clear removes it)"
-        out.write(
-            f"  {e['name']:<{width}}  {_human(e['bytes']):>9}  {e['files']:>6} file(s)  {e['kind']}: "
-            f"{e['description']}{stale}\n"
-        )
-    out.write(f"  {'total':<{width}}  {_human(total):>9}\n")
