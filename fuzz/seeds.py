@@ -112,6 +112,7 @@ def _fatbin_like() -> Iterator[bytes]:
     entry: Callable[..., bytes] = b.entry  # type: ignore[attr-defined]
     fatbin: Callable[..., bytes] = b.fatbin  # type: ignore[attr-defined]
     elf: Callable[..., bytes] = b.elf  # type: ignore[attr-defined]
+    pe_importing: Callable[..., bytes] = b.pe_importing  # type: ignore[attr-defined]
     import zstandard
 
     cubin = _bin("k_sm90a.cubin")
@@ -126,6 +127,9 @@ def _fatbin_like() -> Iterator[bytes]:
     yield _bin("k.fatbin")[:8192]
     yield _bin("libptxonly.so")
     yield _bin("k_compute100f.ptx")
+    # DLLs whose import tables name the driver's module loaders (PE32+ import table, PE32 delay-load table)
+    yield pe_importing("nvcuda.dll", ["cuModuleLoadData", "cuLibraryLoadData"])
+    yield pe_importing("nvcuda.dll", ["cuModuleLoadDataEx"], delay=True, wide=False)
     yield b"!<arch>\n" + b"x.o/" + b" " * 44 + f"{len(small):<10}".encode() + b"`\n" + small
 
 

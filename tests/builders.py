@@ -168,3 +168,45 @@ def pe(sections: list[tuple[str, bytes]]) -> bytes:
     out += headers
     out += b"\0" * (data_start - len(out))
     return bytes(out + raw)
+
+
+def pe_importing(dll: str, names: list[str], *, delay: bool = False, wide: bool = True) -> bytes:
+    """A PE file importing ``names`` from ``dll`` (import table, or delay-load table) and holding an
+    sm_80 fatbin in ``.rdata``: the layout of PE/COFF ("The .idata Section", "Delay-Load Import Tables",
+    https://learn.microsoft.com/en-us/windows/win32/debug/pe-format), every RVA resolved by its section."""
+    pe_off, opt_size, idata_rva, rdata_rva = 0x80, 240 if wide else 224, 0x1000, 0x2000
+    step = 8 if wide else 4
+    thunks = 0x100  # name table at idata+0x100, hint/names after it, the DLL name at +0x300
+    hint_names = b""
+    table = b""
+    for name in names:
+        table += struct.pack("<Q" if wide else "<I", idata_rva + 0x200 + len(hint_names))
+        hint_names += b"\0\0" + name.encode() + b"\0" + b"\0" * (len(name) % 2)
+    table += b"\0" * step
+    if delay:  # Attributes=1 (RVAs), DllName, ModuleHandle, IAT, INT, BoundIAT, UnloadIAT, TimeDateStamp
+        descriptors = struct.pack("<8I", 1, idata_rva + 0x300, 0, idata_rva + thunks, idata_rva + thunks, 0, 0, 0)
+        descriptors += b"\0" * 32
+    else:  # OriginalFirstThunk, TimeDateStamp, ForwarderChain, Name, FirstThunk
+        descriptors = struct.pack("<5I", idata_rva + thunks, 0, 0, idata_rva + 0x300, idata_rva + thunks)
+        descriptors += b"\0" * 20
+    idata = bytearray(0x400)
+    idata[: len(descriptors)] = descriptors
+    idata[thunks : thunks + len(table)] = table
+    idata[0x200 : 0x200 + len(hint_names)] = hint_names
+    idata[0x300 : 0x300 + len(dll) + 1] = dll.encode() + b"\0"
+    rdata = b"\x11" * 0x40 + fatbin(entry(2, 80)) + b"\0" * 0x40
+    rdata += b"\0" * (-len(rdata) % 0x200)
+    opt = bytearray(opt_size)
+    struct.pack_into("<H", opt, 0, 0x20B if wide else 0x10B)
+    dirs = 112 if wide else 96
+    struct.pack_into("<I", opt, dirs - 4, 16)
+    struct.pack_into("<II", opt, dirs + 8 * (13 if delay else 1), idata_rva, len(descriptors))
+    out = bytearray(b"MZ" + b"\0" * (pe_off - 2))
+    struct.pack_into("<I", out, 0x3C, pe_off)
+    out += b"PE\0\0" + struct.pack("<HHIIIHH", 0x8664, 2, 0, 0, 0, opt_size, 0x2022) + opt
+    raw = 0x400
+    for name, rva, blob, chars in ((".idata", idata_rva, idata, 0xC0000040), (".rdata", rdata_rva, rdata, 0x40000040)):
+        out += struct.pack("<8sIIIIIIHHI", name.encode(), len(blob), rva, len(blob), raw, 0, 0, 0, 0, chars)
+        raw += len(blob)
+    out += b"\0" * (0x400 - len(out))
+    return bytes(out + idata + rdata)

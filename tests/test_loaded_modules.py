@@ -28,7 +28,7 @@ import zstandard
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from builders import BASE_FLAGS, entry, fatbin
+from builders import BASE_FLAGS, entry, fatbin, pe_importing
 from cudafit.binary import EntryKind, inspect_bytes, inspect_path, inspect_stream, read_entry_payload
 from cudafit.binary import stream as stream_mod
 from cudafit.binary._elf import read_elf_header, read_sections
@@ -588,54 +588,12 @@ def test_the_import_check_equals_the_plain_reading(
 # --------------------------------------------------------------------------- Windows DLLs (PE)
 
 
-def _pe_importing(dll: str, names: list[str], *, delay: bool = False, wide: bool = True) -> bytes:
-    """A PE file importing ``names`` from ``dll`` (import table, or delay-load table) and holding an
-    sm_80 fatbin in ``.rdata``: the layout of PE/COFF ("The .idata Section", "Delay-Load Import Tables",
-    https://learn.microsoft.com/en-us/windows/win32/debug/pe-format), every RVA resolved by its section."""
-    pe_off, opt_size, idata_rva, rdata_rva = 0x80, 240 if wide else 224, 0x1000, 0x2000
-    step = 8 if wide else 4
-    thunks = 0x100  # name table at idata+0x100, hint/names after it, the DLL name at +0x300
-    hint_names = b""
-    table = b""
-    for name in names:
-        table += struct.pack("<Q" if wide else "<I", idata_rva + 0x200 + len(hint_names))
-        hint_names += b"\0\0" + name.encode() + b"\0" + b"\0" * (len(name) % 2)
-    table += b"\0" * step
-    if delay:  # Attributes=1 (RVAs), DllName, ModuleHandle, IAT, INT, BoundIAT, UnloadIAT, TimeDateStamp
-        descriptors = struct.pack("<8I", 1, idata_rva + 0x300, 0, idata_rva + thunks, idata_rva + thunks, 0, 0, 0)
-        descriptors += b"\0" * 32
-    else:  # OriginalFirstThunk, TimeDateStamp, ForwarderChain, Name, FirstThunk
-        descriptors = struct.pack("<5I", idata_rva + thunks, 0, 0, idata_rva + 0x300, idata_rva + thunks)
-        descriptors += b"\0" * 20
-    idata = bytearray(0x400)
-    idata[: len(descriptors)] = descriptors
-    idata[thunks : thunks + len(table)] = table
-    idata[0x200 : 0x200 + len(hint_names)] = hint_names
-    idata[0x300 : 0x300 + len(dll) + 1] = dll.encode() + b"\0"
-    rdata = b"\x11" * 0x40 + fatbin(entry(2, 80)) + b"\0" * 0x40
-    rdata += b"\0" * (-len(rdata) % 0x200)
-    opt = bytearray(opt_size)
-    struct.pack_into("<H", opt, 0, 0x20B if wide else 0x10B)
-    dirs = 112 if wide else 96
-    struct.pack_into("<I", opt, dirs - 4, 16)
-    struct.pack_into("<II", opt, dirs + 8 * (13 if delay else 1), idata_rva, len(descriptors))
-    out = bytearray(b"MZ" + b"\0" * (pe_off - 2))
-    struct.pack_into("<I", out, 0x3C, pe_off)
-    out += b"PE\0\0" + struct.pack("<HHIIIHH", 0x8664, 2, 0, 0, 0, opt_size, 0x2022) + opt
-    raw = 0x400
-    for name, rva, blob, chars in ((".idata", idata_rva, idata, 0xC0000040), (".rdata", rdata_rva, rdata, 0x40000040)):
-        out += struct.pack("<8sIIIIIIHHI", name.encode(), len(blob), rva, len(blob), raw, 0, 0, 0, 0, chars)
-        raw += len(blob)
-    out += b"\0" * (0x400 - len(out))
-    return bytes(out + idata + rdata)
-
-
 @pytest.mark.parametrize(("delay", "wide"), [(False, True), (True, True), (False, False)])
 def test_a_dll_importing_the_loader_from_nvcuda_has_its_data_read(delay: bool, wide: bool) -> None:
     """A DLL names the library of each import: cuModuleLoadData from nvcuda.dll (import table or
     delay-load table, PE32+ or PE32) is the evidence, and its .rdata fatbin is a module it loads itself."""
     facts = inspect_bytes(
-        _pe_importing("NVCUDA.dll", ["cuCtxGetCurrent", "cuModuleLoadData"], delay=delay, wide=wide), "x.dll"
+        pe_importing("NVCUDA.dll", ["cuCtxGetCurrent", "cuModuleLoadData"], delay=delay, wide=wide), "x.dll"
     )
     assert facts.error is None and facts.module_loaders == ("cuModuleLoadData",)
     assert [(m.section, m.loaded, [e.arch_name for e in m.entries]) for m in facts.modules] == [
@@ -646,7 +604,7 @@ def test_a_dll_importing_the_loader_from_nvcuda_has_its_data_read(delay: bool, w
 def test_a_dll_without_the_driver_import_keeps_its_data_unread() -> None:
     """The same name imported from another DLL (a shim of its own) is no evidence; nor is another driver
     entry point: .rdata is not read (it is under the 1 MiB probe size)."""
-    for blob in (_pe_importing("cudart64_12.dll", ["cuModuleLoadData"]), _pe_importing("nvcuda.dll", ["cuInit"])):
+    for blob in (pe_importing("cudart64_12.dll", ["cuModuleLoadData"]), pe_importing("nvcuda.dll", ["cuInit"])):
         facts = inspect_bytes(blob, "x.dll")
         assert facts.error is None and facts.module_loaders == () and facts.modules == ()
 
@@ -654,7 +612,7 @@ def test_a_dll_without_the_driver_import_keeps_its_data_unread() -> None:
 @pytest.mark.parametrize("cut", [0x120, 0x180, 0x420, 0x520, 0x6F0])
 def test_a_cut_dll_is_read_without_error(cut: int) -> None:
     """Cut anywhere (optional header, section table, import table, names): bytes only, no exception."""
-    facts = inspect_bytes(_pe_importing("nvcuda.dll", ["cuModuleLoadData"])[:cut], "x.dll")
+    facts = inspect_bytes(pe_importing("nvcuda.dll", ["cuModuleLoadData"])[:cut], "x.dll")
     assert facts.module_loaders in ((), ("cuModuleLoadData",))
 
 
@@ -673,3 +631,23 @@ def test_a_ptx_head_cut_inside_a_directive_is_not_read(head: bytes, said: object
     from cudafit.binary.refine import parse_ptx_head
 
     assert parse_ptx_head(head) == said
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from([(False, True), (True, True), (False, False)]),
+    st.lists(st.tuples(st.integers(0, 0x1000), st.integers(0, 255)), min_size=1, max_size=16),
+    st.integers(0, 0x1800),
+)
+def test_a_mutated_dll_import_table_is_data_never_an_exception(
+    shape: tuple[bool, bool], edits: list[tuple[int, int]], cut: int
+) -> None:
+    """The PE import and delay-load tables are outside input: any byte of them changed, or the file cut, gives
+    facts (modules, or an unreadable error with its code), never an exception."""
+    delay, wide = shape
+    data = bytearray(pe_importing("nvcuda.dll", ["cuModuleLoadData", "cuLibraryLoadData"], delay=delay, wide=wide))
+    for off, value in edits:
+        data[off % len(data)] = value
+    facts = inspect_bytes(bytes(data[: len(data) - cut % len(data)]), "x.dll")
+    assert facts.error is None or facts.error_code
+
