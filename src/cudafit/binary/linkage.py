@@ -61,6 +61,7 @@ __all__ = [
     "defined_loaders",
     "dynamic_entries",
     "file_gate",
+    "forget",
     "gate_opener",
     "is_driver",
     "read_dynamic_info",
@@ -294,6 +295,7 @@ class LinkView:
     """
 
     def __init__(self) -> None:
+        #: Per library: what its dependency tree (not the library itself) opens, by its identity.
         self._answers: dict[str, tuple[object, str]] = {}
         self.opened = 0  # libraries read (for the bench and the same-answers script)
         self._lock = threading.Lock()
@@ -365,6 +367,12 @@ class LinkView:
             if path is None or path in stack:
                 complete &= path is None
                 continue
+            info = self.info(path)
+            if info is None:
+                continue
+            if info.defines:
+                return name, True
+            # What its own tree opens (kept, as for a file scanned first: the same question of it)
             identity = self.identity(path)
             with self._lock:
                 kept = self._answers.get(path)
@@ -372,13 +380,6 @@ class LinkView:
                 if kept[1]:
                     return kept[1], True
                 continue
-            info = self.info(path)
-            if info is None:
-                continue
-            if info.defines:
-                with self._lock:
-                    self._answers[path] = (identity, name)
-                return name, True
             if depth + 1 >= MAX_DEPTH or len(stack) >= MAX_LIBRARIES:
                 complete = False
                 continue
@@ -390,6 +391,11 @@ class LinkView:
                 return below, True
             complete &= whole
         return "", complete
+
+    def forget(self) -> None:
+        """Drop every kept answer (a new scan sees the tree as it is now)."""
+        with self._lock:
+            self._answers.clear()
 
 
 class FileSystemView(LinkView):
@@ -417,6 +423,12 @@ class FileSystemView(LinkView):
 
     def dirname(self, path: str) -> str:
         return os.path.dirname(path)
+
+    def forget(self) -> None:
+        super().forget()
+        with self._lock:
+            self._listings.clear()
+            self._infos.clear()
 
     def listing(self, directory: str) -> frozenset[str]:
         key = self._stat_key(directory)
@@ -477,6 +489,10 @@ class MemberView(LinkView):
     def listing(self, directory: str) -> frozenset[str]:
         return frozenset(self._dirs.get(directory, ()))
 
+    def seed(self, path: str, info: DynamicInfo | None) -> None:
+        """Give a member's facts read already (a scan that inflated it), so the gate does not read it again."""
+        self._infos[path] = info
+
     def info(self, path: str) -> DynamicInfo | None:
         if path not in self._infos:
             self.opened += 1
@@ -498,6 +514,14 @@ def gate_opener(path: str, identity: object, needed: tuple[str, ...], runpath: t
     """The opener for a file on disk (see :meth:`LinkView.opener`), kept for the process by its identity."""
     directory = os.path.dirname(os.path.abspath(path))
     return FILE_SYSTEM.opener(directory, needed, runpath, key=os.path.abspath(path), identity=identity)
+
+
+def forget() -> None:
+    """Start afresh: a scan (targets/cache.py ``scan_cache``) re-reads the libraries around the files it scans,
+    so a library added or removed since the last scan in this process is seen."""
+    FILE_SYSTEM.forget()
+    with _file_gates_lock:
+        _file_gates.clear()
 
 
 def file_gate(path: str, st: os.stat_result | None = None) -> bool | None:

@@ -294,6 +294,9 @@ _active: list[ScanCache] = []
 @contextlib.contextmanager
 def scan_cache(enabled: bool = True, *, embedded: bool = False) -> Iterator[ScanCache]:
     """The cache (and mode) for one scan; disabled: a cache that remembers nothing; saved at the end."""
+    from cudafit.binary import linkage
+
+    linkage.forget()  # module-loader gate answers are kept per scan (binary/linkage.py)
     on = enabled and os.environ.get("CUDAFIT_NO_CACHE", "") in ("", "0")
     cache = ScanCache(os.path.join(cache_dir(), f"scan-{__version__}.pickle") if on else None, embedded=embedded)
     _active.append(cache)
