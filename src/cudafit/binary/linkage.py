@@ -86,7 +86,7 @@ _MAX_CHAIN = 1 << 16  # hash-chain steps per name at most
 
 def is_driver(name: str) -> bool:
     """Whether a DT_NEEDED entry names the CUDA driver (``libcuda.so.1``, ``libcuda.so``, a path to one)."""
-    return posixpath.basename(name).startswith(DRIVER_PREFIX)
+    return DRIVER_PREFIX in name and posixpath.basename(name).startswith(DRIVER_PREFIX)  # `in`: C speed
 
 
 @dataclass(frozen=True)
@@ -123,11 +123,11 @@ def dynamic_entries(
     needed: list[str] = []
     paths: dict[int, str] = {}
     stop = min(dyn.end, dyn.offset + _MAX_DYNAMIC * entry.size)
-    for off in range(dyn.offset, stop - entry.size + 1, entry.size):
-        tag, val = entry.unpack_from(buf, off)
+    raw_table = bytes(buf[dyn.offset : stop - (stop - dyn.offset) % entry.size])
+    for tag, val in entry.iter_unpack(raw_table):  # one C-level pass over the (tens of) entries
         if tag == _DT_NULL:
             break
-        if tag in (_DT_NEEDED, _DT_RPATH, _DT_RUNPATH) and val < strtab.size:
+        if (tag == _DT_NEEDED or tag == _DT_RUNPATH or tag == _DT_RPATH) and val < strtab.size:
             end = buf.find(b"\0", strtab.offset + val, strtab.end)
             text = bytes(buf[strtab.offset + val : end if end >= 0 else strtab.end]).decode("utf-8", "replace")
             if tag == _DT_NEEDED:
@@ -339,9 +339,9 @@ class LinkView:
         """What opens the gate of a library in ``directory`` with these DT_NEEDED and search path: the
         driver's name, or the visible library that defines a loader (``""``: closed).  With ``key`` and
         ``identity``, the answer is kept for that library."""
-        for name in needed:
-            if is_driver(name):
-                return name
+        driver = next((n for n in needed if DRIVER_PREFIX in n and is_driver(n)), None)
+        if driver is not None:
+            return driver
         if key is not None:
             with self._lock:
                 kept = self._answers.get(key)
@@ -512,8 +512,8 @@ _file_gates_lock = threading.Lock()
 
 def gate_opener(path: str, identity: object, needed: tuple[str, ...], runpath: tuple[str, ...]) -> str:
     """The opener for a file on disk (see :meth:`LinkView.opener`), kept for the process by its identity."""
-    directory = os.path.dirname(os.path.abspath(path))
-    return FILE_SYSTEM.opener(directory, needed, runpath, key=os.path.abspath(path), identity=identity)
+    where = os.path.abspath(path)
+    return FILE_SYSTEM.opener(os.path.dirname(where), needed, runpath, key=where, identity=identity)
 
 
 def forget() -> None:

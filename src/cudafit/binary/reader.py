@@ -193,8 +193,8 @@ def _elf_facts(
     for sec in sections:
         if (
             not linked
+            or (sec.size < _EMBED_MIN and not loaders)  # first: most sections are small (no call made)
             or not is_data_section(sec)
-            or (sec.size < _EMBED_MIN and not loaders)
             or not section_bounds_ok(sec, origin, size)
         ):
             continue
