@@ -28,8 +28,15 @@ from typing import Any
 
 from cudafit.binary import BinaryFacts, inspect_path
 from cudafit.binary.linkage import FILE_SYSTEM, DynamicInfo, read_dynamic_info, read_file_info
-from cudafit.targets.wheel import archive_view, gated_member_facts, read_member_facts
-from cudafit.targets.wheel_members import MEMBER_READ_ERRORS, SPOOL_THRESHOLD, discard, spool
+from cudafit.targets.wheel_members import (
+    MEMBER_READ_ERRORS,
+    SPOOL_THRESHOLD,
+    archive_view,
+    discard,
+    gated_member_facts,
+    read_member_facts,
+    spool,
+)
 
 REAL = Path.home() / ".cache" / "cudafit-realwheels"
 

@@ -80,6 +80,7 @@ _SHT_HASH = 5
 _SHT_DYNAMIC = 6
 _SHT_GNU_HASH = 0x6FFFFFF6
 _DT_NULL, _DT_NEEDED, _DT_RPATH, _DT_RUNPATH = 0, 1, 15, 29
+_WANTED_TAGS = frozenset((_DT_NEEDED, _DT_RPATH, _DT_RUNPATH))
 _MAX_DYNAMIC = 1 << 16  # .dynamic entries read at most (a real one has tens)
 _MAX_CHAIN = 1 << 16  # hash-chain steps per name at most
 
@@ -127,7 +128,7 @@ def dynamic_entries(
     for tag, val in entry.iter_unpack(raw_table):  # one C-level pass over the (tens of) entries
         if tag == _DT_NULL:
             break
-        if (tag == _DT_NEEDED or tag == _DT_RUNPATH or tag == _DT_RPATH) and val < strtab.size:
+        if tag in _WANTED_TAGS and val < strtab.size:
             end = buf.find(b"\0", strtab.offset + val, strtab.end)
             text = bytes(buf[strtab.offset + val : end if end >= 0 else strtab.end]).decode("utf-8", "replace")
             if tag == _DT_NEEDED:

@@ -373,11 +373,10 @@ def _cached_member(
 
 
 def _archive_gated(archive: str, member: str, facts: BinaryFacts, display: str, embedded: bool) -> BinaryFacts:
-    """A member's facts under its wheel's module-loader gate (targets/wheel.py ``gated_member_facts``)."""
+    """A member's facts under its wheel's module-loader gate (wheel_members ``gated_member_facts``)."""
     import zipfile
 
-    from cudafit.targets.wheel import archive_view, gated_member_facts
-    from cudafit.targets.wheel_members import ARCHIVE_OPEN_ERRORS
+    from cudafit.targets.wheel_members import ARCHIVE_OPEN_ERRORS, archive_view, gated_member_facts
 
     try:
         with zipfile.ZipFile(archive) as zf:
