@@ -511,16 +511,29 @@ _file_gates: dict[tuple[str, object], bool | None] = {}
 _file_gates_lock = threading.Lock()
 
 
+#: (path as given, identity) -> opener: the answer for a file asked again, without normalising its path
+#: (a dict look-up; ``abspath`` alone costs more than the rest of the gate).
+_openers: dict[tuple[str, object], str] = {}
+
+
 def gate_opener(path: str, identity: object, needed: tuple[str, ...], runpath: tuple[str, ...]) -> str:
     """The opener for a file on disk (see :meth:`LinkView.opener`), kept for the process by its identity."""
+    found = _openers.get((path, identity))
+    if found is not None:
+        return found
     where = os.path.abspath(path)
-    return FILE_SYSTEM.opener(os.path.dirname(where), needed, runpath, key=where, identity=identity)
+    answer = FILE_SYSTEM.opener(os.path.dirname(where), needed, runpath, key=where, identity=identity)
+    if len(_openers) > 100_000:
+        _openers.clear()
+    _openers[(path, identity)] = answer
+    return answer
 
 
 def forget() -> None:
     """Start afresh: a scan (targets/cache.py ``scan_cache``) re-reads the libraries around the files it scans,
     so a library added or removed since the last scan in this process is seen."""
     FILE_SYSTEM.forget()
+    _openers.clear()
     with _file_gates_lock:
         _file_gates.clear()
 
