@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import resource
 import struct
+from pathlib import Path
 
 import lz4.block
 import pytest
@@ -366,6 +367,8 @@ _LIBRARIES = {
     )
     for style in ("gnu", "sysv")
 }
+#: A real shared object (program headers, PT_DYNAMIC): the gate reads libraries through their segments.
+_LIBRARIES["segments"] = (Path(__file__).parent / "fixtures" / "bin" / "libloaded.so").read_bytes()
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

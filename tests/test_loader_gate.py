@@ -200,3 +200,18 @@ def test_a_library_is_read_once_per_identity(tmp_path: Path) -> None:
     os.utime(tmp_path / "libuser.so", ns=(1, 1))  # the user library's own identity changes too
     assert inspect_path(tmp_path / "libuser.so").module_loaders == ("cuModuleLoadData",)
     assert FILE_SYSTEM.opened == opened + 1
+
+
+def test_segments_and_sections_give_the_same_library() -> None:
+    """A real library is read through its program headers (PT_DYNAMIC, as the loader does); the section
+    table gives the same DT_NEEDED, search path and definitions (155 real libraries agree too: README)."""
+    from cudafit.binary._elf import read_elf_header, read_sections
+    from cudafit.binary.linkage import DynamicInfo, dynamic_entries
+
+    data = (Path(__file__).parent / "fixtures" / "bin" / "libloaded.so").read_bytes()
+    by_segments = read_dynamic_info(data)
+    hdr = read_elf_header(data)
+    sections = read_sections(data, hdr)
+    needed, runpath = dynamic_entries(data, sections, 0, len(data), 64)
+    assert by_segments == DynamicInfo(needed, runpath, defined_loaders(data, sections, 0, len(data), 64))
+    assert by_segments is not None and by_segments.needed[0] == "libcuda.so.1" and by_segments.defines == ()
