@@ -39,6 +39,7 @@ file is read again; the scan cache keys cached facts by the answer (targets/cach
 from __future__ import annotations
 
 import contextlib
+import itertools
 import mmap
 import os
 import posixpath
@@ -121,20 +122,26 @@ def dynamic_entries(
     if not section_bounds_ok(strtab, origin, size):
         return (), ()
     entry = struct.Struct("<qQ" if bits == 64 else "<iI")
-    needed: list[str] = []
-    paths: dict[int, str] = {}
     stop = min(dyn.end, dyn.offset + _MAX_DYNAMIC * entry.size)
     raw_table = bytes(buf[dyn.offset : stop - (stop - dyn.offset) % entry.size])
-    for tag, val in entry.iter_unpack(raw_table):  # one C-level pass over the (tens of) entries
-        if tag == _DT_NULL:
-            break
-        if tag in _WANTED_TAGS and val < strtab.size:
-            end = buf.find(b"\0", strtab.offset + val, strtab.end)
-            text = bytes(buf[strtab.offset + val : end if end >= 0 else strtab.end]).decode("utf-8", "replace")
-            if tag == _DT_NEEDED:
-                needed.append(text)
-            else:
-                paths.setdefault(tag, text)
+    # one C-level pass over the (tens of) entries, up to DT_NULL
+    return _named(buf, strtab, itertools.takewhile(lambda e: e[0] != _DT_NULL, entry.iter_unpack(raw_table)))
+
+
+def _named(buf: Buffer, strtab: Section, entries: Iterable[tuple[int, int]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(DT_NEEDED names, search path) of ``.dynamic`` entries whose strings are in ``strtab``: DT_RUNPATH's
+    entries, else DT_RPATH's (ld.so(8): DT_RPATH is ignored when DT_RUNPATH is present)."""
+    needed: list[str] = []
+    paths: dict[int, str] = {}
+    for tag, val in entries:
+        if tag not in _WANTED_TAGS or val >= strtab.size:
+            continue
+        end = buf.find(b"\0", strtab.offset + val, strtab.end)
+        text = bytes(buf[strtab.offset + val : end if end >= 0 else strtab.end]).decode("utf-8", "replace")
+        if tag == _DT_NEEDED:
+            needed.append(text)
+        else:
+            paths.setdefault(tag, text)
     raw = paths.get(_DT_RUNPATH, paths.get(_DT_RPATH, ""))
     return tuple(needed), tuple(p for p in raw.split(":") if p)
 
@@ -335,25 +342,13 @@ def _by_segments(buf: Buffer, origin: int, size: int, bits: int) -> DynamicInfo 
         return None
     strsz = min(tags.get(_DT_STRSZ, strtab[1]), strtab[1])
     dynstr = Section(".dynstr", 3, 0, strtab[0], strsz, 0, 0, 0)
-    needed: list[str] = []
-    paths: dict[int, str] = {}
-    for tag, val in strings:
-        if val >= strsz:
-            continue
-        end = buf.find(b"\0", dynstr.offset + val, dynstr.end)
-        text = bytes(buf[dynstr.offset + val : end if end >= 0 else dynstr.end]).decode("utf-8", "replace")
-        if tag == _DT_NEEDED:
-            needed.append(text)
-        else:
-            paths.setdefault(tag, text)
-    raw = paths.get(_DT_RUNPATH, paths.get(_DT_RPATH, ""))
-    runpath = tuple(p for p in raw.split(":") if p)
+    needed, runpath = _named(buf, dynstr, strings)
     symtab = span(tags.get(_DT_SYMTAB, -1))
     gnu, sysv = span(tags.get(_DT_GNU_HASH, -1)), span(tags.get(_DT_HASH, -1))
     if symtab is None:
-        return DynamicInfo(tuple(needed), runpath, ())
+        return DynamicInfo(needed, runpath, ())
     if gnu is None and sysv is None:
-        return DynamicInfo(tuple(needed), runpath, MODULE_LOADERS)  # what it defines is unknown: kept open
+        return DynamicInfo(needed, runpath, MODULE_LOADERS)  # what it defines is unknown: kept open
     dynsym = Section(".dynsym", SHT_DYNSYM, 0, symtab[0], symtab[1], 2, 0, 0)
     syms = _Symbols(buf, dynsym, dynstr, bits)
     if gnu is not None:
@@ -361,7 +356,7 @@ def _by_segments(buf: Buffer, origin: int, size: int, bits: int) -> DynamicInfo 
     else:
         assert sysv is not None
         found = _sysv_defines(buf, Section(".hash", _SHT_HASH, 0, sysv[0], sysv[1], 1, 0, 0), syms)
-    return DynamicInfo(tuple(needed), runpath, tuple(n for n in MODULE_LOADERS if n in found))
+    return DynamicInfo(needed, runpath, tuple(n for n in MODULE_LOADERS if n in found))
 
 
 # --------------------------------------------------------------------------- where the loader looks
