@@ -39,7 +39,6 @@ file is read again; the scan cache keys cached facts by the answer (targets/cach
 from __future__ import annotations
 
 import contextlib
-import itertools
 import mmap
 import os
 import posixpath
@@ -124,8 +123,13 @@ def dynamic_entries(
     entry = struct.Struct("<qQ" if bits == 64 else "<iI")
     stop = min(dyn.end, dyn.offset + _MAX_DYNAMIC * entry.size)
     raw_table = bytes(buf[dyn.offset : stop - (stop - dyn.offset) % entry.size])
-    # one C-level pass over the (tens of) entries, up to DT_NULL
-    return _named(buf, strtab, itertools.takewhile(lambda e: e[0] != _DT_NULL, entry.iter_unpack(raw_table)))
+    wanted: list[tuple[int, int]] = []
+    for tag, val in entry.iter_unpack(raw_table):  # one C-level unpacking of the (tens of) entries
+        if not tag:  # DT_NULL ends the table
+            break
+        if tag in _WANTED_TAGS:
+            wanted.append((tag, val))
+    return _named(buf, strtab, wanted)
 
 
 def _named(buf: Buffer, strtab: Section, entries: Iterable[tuple[int, int]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -133,11 +137,12 @@ def _named(buf: Buffer, strtab: Section, entries: Iterable[tuple[int, int]]) -> 
     entries, else DT_RPATH's (ld.so(8): DT_RPATH is ignored when DT_RUNPATH is present)."""
     needed: list[str] = []
     paths: dict[int, str] = {}
+    base, top, size = strtab.offset, strtab.end, strtab.size
     for tag, val in entries:
-        if tag not in _WANTED_TAGS or val >= strtab.size:
+        if val >= size or tag not in _WANTED_TAGS:
             continue
-        end = buf.find(b"\0", strtab.offset + val, strtab.end)
-        text = bytes(buf[strtab.offset + val : end if end >= 0 else strtab.end]).decode("utf-8", "replace")
+        end = buf.find(b"\0", base + val, top)
+        text = bytes(buf[base + val : end if end >= 0 else top]).decode("utf-8", "replace")
         if tag == _DT_NEEDED:
             needed.append(text)
         else:

@@ -524,9 +524,7 @@ def inspect_path(
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
             size = st.st_size
-            where = os.fspath(path)
-            identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-            chosen: Gate = gate if gate is not None else (lambda n, r: bool(gate_opener(where, identity, n, r)))
+            chosen: Gate = gate if gate is not None else (lambda n, r: _opened(path, st, n, r))
             if size == 0:
                 return BinaryFacts(path=display, format=FileFormat.NOT_CUDA, size=0)
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
@@ -537,6 +535,13 @@ def inspect_path(
                 return _inspect_buffer(mm, 0, size, display, display, embedded, chosen)
     except OSError as err:
         return _error_facts(display, FileFormat.UNREADABLE, 0, err)
+
+
+def _opened(
+    path: str | os.PathLike[str], st: os.stat_result, needed: tuple[str, ...], runpath: tuple[str, ...]
+) -> bool:
+    """The module-loader gate of a file on disk (binary/linkage.py), by its identity."""
+    return bool(gate_opener(os.fspath(path), (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns), needed, runpath))
 
 
 def inspect_stream(
