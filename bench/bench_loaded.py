@@ -11,8 +11,16 @@ and reports per file the modules found by each, the median time and its noise.  
 (``--rounds`` rounds of ``--runs`` calls per file each), so a busy machine slows both alike; the median
 is over every call of every round and the noise is the interquartile range (p25-p75) of those calls.
 
+The import check is gated (binary/linkage.py): it runs only when the file's visible dependency tree holds
+``libcuda.so*`` or a library defining a loader.  Per file the table says the gate's answer and how many
+libraries it read to decide (once per scan: a scan keeps each library's answer, as the timed calls here do
+after the first).  ``--fresh-gate`` forgets those answers before every call (what the first file of a scan
+pays: its libraries read again); ``--cold ROOT`` also drops every file under ROOT from the page cache
+(``posix_fadvise(POSIX_FADV_DONTNEED)``; no root needed) before every call, a first scan after install.
+``--rev main`` compares with the ungated check instead of the release before issue 24.
+
 Usage:
-    python bench/bench_loaded.py [--rev REV] [--runs N] [--rounds R] FILE_OR_DIR...
+    python bench/bench_loaded.py [--rev REV] [--runs N] [--rounds R] [--fresh-gate] [--cold ROOT] FILE_OR_DIR...
 Shared objects under each directory are timed (the largest 40 of each directory, to keep it short).
 Results go to bench/results/loaded.json and a Markdown table on stdout.
 """
