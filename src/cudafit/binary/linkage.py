@@ -33,7 +33,8 @@ provider) is not seen: such a library has its data sections probed, not read who
 ``--embedded``.  ``scripts/gate_same_answers.py`` measures what the gate changes on real wheels.
 
 A library's answer is kept for the process, keyed by its identity (device, inode, size, mtime): a changed
-file is read again; the scan cache keys cached facts by the answer (targets/cache.py).
+file is read again, and every scan (targets/cache.py ``scan_cache``) starts afresh (:func:`forget`), so a
+library added next to a file is seen by the next scan; the scan cache keys cached facts by the answer.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ __all__ = [
 
 #: The driver's library: any ``libcuda.so*`` in DT_NEEDED opens the gate without being visible.
 DRIVER_PREFIX = "libcuda.so"
-#: Levels of DT_NEEDED followed below the file (torch: 3; nothing real comes close).
+#: Levels of DT_NEEDED followed below the file (torch's deepest chain: libtorch_python -> libtorch ->
+#: libtorch_cuda -> libc10_cuda -> libc10, 4).
 MAX_DEPTH = 16
 #: Libraries looked at for one file at most (a dependency tree of thousands is not a real one).
 MAX_LIBRARIES = 1024
