@@ -215,3 +215,13 @@ def test_segments_and_sections_give_the_same_library() -> None:
     needed, runpath = dynamic_entries(data, sections, 0, len(data), 64)
     assert by_segments == DynamicInfo(needed, runpath, defined_loaders(data, sections, 0, len(data), 64))
     assert by_segments is not None and by_segments.needed[0] == "libcuda.so.1" and by_segments.defines == ()
+
+
+def test_a_wheels_data_members_are_searched_where_pip_installs_them(tmp_path: Path) -> None:
+    """``pkg-1.0.data/platlib/...`` is installed beside the wheel's root (PEP 427): a shim there is found."""
+    files = {"pkg/libuser.so": importer(needed=("libshim.so.2",)), "pkg-1.0.data/platlib/pkg/libshim.so.2": SHIM}
+    with scan_cache(False):
+        items = {i.path.split("!", 1)[1]: i for i in WheelTarget(str(as_wheel(tmp_path, files))).iter_items()}
+    assert items["pkg/libuser.so"].facts.module_loaders == ("cuModuleLoadData",)
+    lay_out(tmp_path / "site", {"pkg/libuser.so": files["pkg/libuser.so"], "pkg/libshim.so.2": SHIM})
+    assert inspect_path(tmp_path / "site/pkg/libuser.so").module_loaders == ("cuModuleLoadData",)

@@ -64,6 +64,7 @@ __all__ = [
     "file_gate",
     "forget",
     "gate_opener",
+    "installed_path",
     "is_driver",
     "read_dynamic_info",
     "read_file_info",
@@ -584,36 +585,53 @@ def read_file_info(path: str) -> DynamicInfo | None:
         return None
 
 
+def installed_path(member: str) -> str:
+    """Where pip installs a wheel member: ``NAME.data/purelib/...`` and ``NAME.data/platlib/...`` go to the
+    same directory as the wheel's root (PEP 427, "Installing a wheel"), so they are searched from there."""
+    parts = member.split("/", 2)
+    if len(parts) == 3 and parts[0].endswith(".data") and parts[1] in ("purelib", "platlib"):
+        return parts[2]
+    return member
+
+
 class MemberView(LinkView):
-    """Members of an archive (a wheel's zip), named by their paths inside it; ``read`` gives a member's
-    :class:`DynamicInfo` (inflating it as the archive requires), asked once per member."""
+    """Members of an archive (a wheel's zip), placed where they are installed (:func:`installed_path`);
+    ``read`` gives a member's :class:`DynamicInfo` by its name in the archive (inflating it as the archive
+    requires), asked once per member."""
 
     def __init__(self, names: Iterable[str], read: Callable[[str], DynamicInfo | None]) -> None:
         super().__init__()
-        self._dirs: dict[str, set[str]] = {}
+        self._raw: dict[str, str] = {}
+        dirs: dict[str, set[str]] = {}
         for name in names:
             if name and not name.endswith("/"):
-                head, _, tail = name.rpartition("/")
-                self._dirs.setdefault(head, set()).add(tail)
+                placed = installed_path(name)
+                self._raw.setdefault(placed, name)
+                head, _, tail = placed.rpartition("/")
+                dirs.setdefault(head, set()).add(tail)
+        self._dirs = {d: frozenset(n) for d, n in dirs.items()}
         self._read = read
         self._infos: dict[str, DynamicInfo | None] = {}
 
     def listing(self, directory: str) -> frozenset[str]:
-        return frozenset(self._dirs.get(directory, ()))
+        return self._dirs.get(directory, frozenset())
 
-    def seed(self, path: str, info: DynamicInfo | None) -> None:
+    def seed(self, member: str, info: DynamicInfo | None) -> None:
         """Give a member's facts read already (a scan that inflated it), so the gate does not read it again."""
-        self._infos[path] = info
+        self._infos[installed_path(member)] = info
 
     def info(self, path: str) -> DynamicInfo | None:
+        """The library installed at ``path`` (a member's name in the archive is accepted too)."""
+        path = installed_path(path)
         if path not in self._infos:
             self.opened += 1
-            self._infos[path] = self._read(path)
+            self._infos[path] = self._read(self._raw.get(path, path))
         return self._infos[path]
 
     def gate(self, member: str, needed: tuple[str, ...], runpath: tuple[str, ...]) -> str:
-        """The opener for a member (see :meth:`LinkView.opener`)."""
-        return self.opener(posixpath.dirname(member), needed, runpath, key=member, identity=member)
+        """The opener for a member (see :meth:`LinkView.opener`), from where it is installed."""
+        placed = installed_path(member)
+        return self.opener(posixpath.dirname(placed), needed, runpath, key=placed, identity=placed)
 
 
 #: The process's view of the file system (each library read once while unchanged).
