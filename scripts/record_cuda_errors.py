@@ -223,7 +223,7 @@ def parse_enum(header: str, opening: str, closing: str) -> list[tuple[str, int, 
 
 def _elf_sections(so: bytes) -> dict[str, tuple[int, int, int]]:
     """name -> (address, file offset, size) of an ELF64 little-endian file's sections."""
-    shoff, = struct.unpack_from("<Q", so, 0x28)
+    (shoff,) = struct.unpack_from("<Q", so, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", so, 0x3A)
     headers = [struct.unpack_from("<IIQQQQIIQQ", so, shoff + i * shentsize) for i in range(shnum)]
     strtab_off = headers[shstrndx][4]
@@ -250,7 +250,7 @@ def libcudart_table(so: bytes) -> dict[int, tuple[str, str]]:
     is a slot pair whose first pointer lands on a ``cudaError*``/``cudaSuccess`` string in ``.rodata``.
     """
     sections = _elf_sections(so)
-    rela_addr, rela_off, rela_size = sections[".rela.dyn"]
+    _rela_addr, rela_off, rela_size = sections[".rela.dyn"]
     relative = {}
     for i in range(rela_size // 24):
         r_offset, r_info, r_addend = struct.unpack_from("<QQq", so, rela_off + 24 * i)
@@ -269,7 +269,7 @@ def libcudart_table(so: bytes) -> dict[int, tuple[str, str]]:
             continue
         name, string = rodata(name_at), rodata(string_at)
         if name and string is not None and re.fullmatch(r"cudaError\w+|cudaSuccess", name):
-            code, = struct.unpack_from("<I", so, tab_off + slot - 8 - tab_addr)
+            (code,) = struct.unpack_from("<I", so, tab_off + slot - 8 - tab_addr)
             table[code] = (name, string)
     return table
 
@@ -381,7 +381,9 @@ def record(reqs: tuple[str, ...], include: Path | None) -> dict[str, object]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    ap.add_argument("req", nargs="*", default=list(RUNTIMES), help="runtime wheels, oldest first (default: %(default)s)")
+    ap.add_argument(
+        "req", nargs="*", default=list(RUNTIMES), help="runtime wheels, oldest first (default: %(default)s)"
+    )
     ap.add_argument("--include", type=Path, help="a toolkit's include/ to cross-check the headers against")
     ap.add_argument("--check", action="store_true", help="compare with the committed file instead of writing it")
     args = ap.parse_args(argv)
@@ -394,7 +396,8 @@ def main(argv: list[str] | None = None) -> int:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(text)
     runtime, driver = doc["runtime"], doc["driver"]
-    assert isinstance(runtime, list) and isinstance(driver, list)
+    assert isinstance(runtime, list)
+    assert isinstance(driver, list)
     print(f"{OUT}: {len(runtime)} runtime errors, {len(driver)} driver errors")
     return 0
 
