@@ -40,14 +40,14 @@ import hashlib
 import json
 import re
 import struct
-import subprocess
 import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-CACHE = Path.home() / ".cache" / "cudafit-realwheels"
-PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
+sys.path.insert(0, str(Path(__file__).parent))
+from record_compiler_releases import wheel_for  # the shared real-wheel cache and its pip download
+
 # The runtime wheels recorded, oldest first: logs come from CUDA 12 builds as much as from 13 (a code's string
 # may differ between releases; each is kept).
 RUNTIMES = ("nvidia-cuda-runtime-cu12==12.9.79", "nvidia-cuda-runtime==13.0.96", "nvidia-cuda-runtime==13.5.37")
@@ -184,20 +184,6 @@ UNRELATED_NOTES: dict[str, str] = {
     "cudaErrorInvalidValue": "doc: 'one or more of the parameters passed to the API call is not within an "
     "acceptable range of values': any invalid argument",
 }
-
-
-def wheel_for(req: str) -> Path:
-    """The cached wheel of ``req`` (``name==version``), downloaded with pip when absent."""
-    name, version = req.split("==")
-    found = sorted(CACHE.glob(f"{name.replace('-', '_')}-{version}-*.whl"))
-    if not found:
-        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:"]
-        cmd += ["--python-version", "3.11", "-d", str(CACHE), req]
-        for p in PLATFORMS:
-            cmd += ["--platform", p]
-        subprocess.run(cmd, check=True)
-        found = sorted(CACHE.glob(f"{name.replace('-', '_')}-{version}-*.whl"))
-    return found[0]
 
 
 def _doc_text(comment: str) -> tuple[str, bool]:

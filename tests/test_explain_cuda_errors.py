@@ -17,6 +17,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from cudafit.explain import CATEGORIES, CUDA_ERRORS, classify, extract_facts
@@ -98,6 +99,12 @@ def test_the_inventory_is_complete_and_its_decisions_are_the_scripts() -> None:
             assert row["certainty"] == decision.certainty
             assert set(row["categories"]) <= CATEGORY_IDS
             assert row["why"].startswith("doc: ")
+
+
+def test_inventory_follows_its_schema() -> None:
+    schema = json.loads(files("cudafit.explain").joinpath("data/cuda_errors.schema.json").read_text())
+    jsonschema.validate(DATA, schema)
+    assert set(schema["$defs"]["category"]["enum"]) <= CATEGORY_IDS
 
 
 def test_related_errors_per_category() -> None:
