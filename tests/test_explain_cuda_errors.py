@@ -156,6 +156,7 @@ def test_cuda_errors_covers_every_runtime_and_driver_name() -> None:
         ("DataLoader worker (pid 12) is killed: out of memory", []),
         ("Traceback: error 2 while reading config", []),
         ("error 202", []),  # 202 is CUresult only
+        ("cuInit: CUresult 35", []),  # 35 is cudaError_t only (cudaErrorInsufficientDriver)
     ],
 )
 def test_errors_are_recognised_in_the_forms_logs_use(text: str, codes: list[int]) -> None:

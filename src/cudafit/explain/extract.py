@@ -103,10 +103,18 @@ _BY_NAME: dict[str, CudaError] = {n: e for e in CUDA_ERRORS for n in (e.name, e.
 # A code as the runtime numbers it; a driver-only code (202, 916) only where the text says CUresult.
 _BY_CODE: dict[int, CudaError] = {e.code: e for e in CUDA_ERRORS if e.name.startswith("cudaError")}
 _DRIVER_ONLY: dict[int, CudaError] = {e.code: e for e in CUDA_ERRORS if not e.name.startswith("cudaError")}
-_BY_STRING: dict[str, list[CudaError]] = {}
-for _err in CUDA_ERRORS:
-    for _s in _err.strings:
-        _BY_STRING.setdefault(_s.rstrip(".").lower(), []).append(_err)
+
+
+def _by_string(errors: tuple[CudaError, ...]) -> dict[str, list[CudaError]]:
+    """Each string (lower case, no final period) -> the errors that return it (200 and 300 share one)."""
+    out: dict[str, list[CudaError]] = {}
+    for err in errors:
+        for string in err.strings:
+            out.setdefault(string.rstrip(".").lower(), []).append(err)
+    return out
+
+
+_BY_STRING = _by_string(CUDA_ERRORS)
 
 # A GPU architecture named in a library's guard -> its first compute capability (CUDA
 # Programming Guide, compute capabilities table; shared/reference/compute_capabilities.csv).
@@ -177,7 +185,9 @@ def _numbered(text: str) -> set[CudaError]:
             line = _line_at(text, m.start())
             if not _CUDA_LINE.search(line) or _MAKE_STATUS.search(line):
                 continue
-        err = _BY_CODE.get(code) or (_DRIVER_ONLY.get(code) if kind == "driver" else None)
+        err = _BY_CODE.get(code)
+        if kind == "driver":  # CUresult numbering: the runtime error of a shared code, or a driver-only one
+            err = err if err is not None and err.driver_name else _DRIVER_ONLY.get(code)
         if err is not None:
             found.add(err)
     return found
