@@ -19,9 +19,10 @@ downloaded with ``pip download --no-deps`` into the shared real-wheel cache.  ``
 local toolkit's headers (``/usr/local/cuda/include``, CUDA 13.0 here) name no error the recording lacks.
 
 ``cuGetErrorString``'s texts live in the driver (``libcuda.so``), which neither the wheel nor the toolkit
-ships.  Since CUDA 10.1 the runtime's codes equal the driver's for the same condition (the two enums list
-the same numbers with the same doc comments), and the runtime's string for a code is what the driver
-returns for it; a driver error whose code the runtime lacks keeps its doc comment only (``string`` null).
+ships.  The runtime's codes equal the driver's for the same condition (the two enums list the same numbers
+with the same doc comments), and public reports of CuPy's driver errors ("CUDA_ERROR_X: <cuGetErrorString>")
+show the runtime's string of the code (200, 209, 300); so a driver error carries the runtime's strings of its
+code, and one whose code the runtime lacks (202, 916, 47) keeps its doc comment only (``strings`` empty).
 
 The category of each error is decided here, from NVIDIA's documentation of that error (:data:`DECISIONS`,
 each with the doc sentence it rests on); every error not listed is unrelated to the categories of
