@@ -149,8 +149,9 @@ DECISIONS: dict[str, Decision] = {
         ("no-kernel-image",),
         "context",
         "doc: 'a named symbol was not found. Examples of symbols are global/constant variable names, driver "
-        "function names, texture names, and surface names': a module loaded without the kernel or variable "
-        "asked for, which a build without this GPU's arch gives, as does a plain programming error",
+        "function names, texture names, and surface names': the documentation names no arch, so the code alone "
+        "does not decide; the catalogue counts it toward no-kernel-image only as weak evidence (bitsandbytes' "
+        "ops.cu reports it on GPUs its build left out), the rest of the log decides",
     ),
     "cudaErrorInvalidConfiguration": Decision(
         ("shared-memory-limit",),
