@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,8 @@ class Score:
 
     right: int
     total: int
-    wrong: tuple[tuple[str, str, str], ...]  # (url, label, predicted)
+    # (url, label, predicted); kept out of the repr so that a failing held-out assertion never prints its records
+    wrong: tuple[tuple[str, str, str], ...] = field(repr=False)
 
     @property
     def accuracy(self) -> float:
