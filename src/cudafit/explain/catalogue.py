@@ -109,6 +109,10 @@ TF_GPU = "tensorflow/tensorflow:tensorflow/core/common_runtime/gpu/gpu_device.cc
 ORT_PY = "microsoft/onnxruntime:onnxruntime/python/onnxruntime_inference_collection.py"
 ORT_CUDA = "microsoft/onnxruntime:onnxruntime/core/providers/cuda/cuda_call.cc"
 ORT_PYBIND = "microsoft/onnxruntime:onnxruntime/python/onnxruntime_pybind_state.cc"
+ORT_BRIDGE = "microsoft/onnxruntime:onnxruntime/core/session/provider_bridge_ort.cc"
+# usls (Rust, on the ort crate): OrtEngine's build_session bails with its compile_help / feature_help strings.
+USLS_ENGINE = "jamjamjon/usls:src/core/ort_engine.rs"
+TF_TEST = "tensorflow/tensorflow:tensorflow/python/platform/test.py"
 CT2_DEVICES = "OpenNMT/CTranslate2:src/devices.cc"
 CT2_CUDA = "OpenNMT/CTranslate2:src/cuda/utils.h"
 CT2_TYPES = "OpenNMT/CTranslate2:src/types.cc"
@@ -563,6 +567,27 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"Specified provider 'CUDAExecutionProvider' is not in available provider names", 3, ORT_PY),
             # the CUDA provider library of onnxruntime-gpu could not load (its CUDA/cuDNN major is missing)
             _p(r"Failed to create CUDAExecutionProvider", 3, ORT_PYBIND),
+            # ONNX Runtime's C API in a build without the provider: "CUDA execution provider is not enabled in this
+            # build." (TensorRT likewise), "CUDA and/or ROCM execution provider is either not enabled or not
+            # available.", and the provider library that does not load: "...AppendExecutionProvider_Cuda: Failed to
+            # load shared library".
+            _p(
+                r"\b(?:CUDA|TensorRT) execution provider is not enabled in this build|"
+                r"CUDA and/or ROCM execution provider is either not enabled or not available",
+                4,
+                ORT_BRIDGE,
+            ),
+            _p(r"AppendExecutionProvider_(?:Cuda|Tensorrt): Failed to load shared library", 3, ORT_BRIDGE),
+            # usls: the ort crate reports the CUDA/TensorRT provider unavailable ("Please compile ONNXRuntime with
+            # #EP"), or usls was built without the cargo feature ("#EP EP requires the features: `#FEATURE`").
+            _p(
+                r"Please compile ONNXRuntime with (?:CUDA|TensorRT)|(?:CUDA|TensorRT) EP requires the features",
+                3,
+                USLS_ENGINE,
+            ),
+            # tf.test.is_built_with_cuda() is False: a TensorFlow built without CUDA (the CPU wheels, native Windows
+            # since 2.11, the aarch64 PyPI wheels).
+            _p(r"is_built_with_cuda(?:\(\))?\W{0,80}?(?:returns?\s+|is\s+|==\s*)?False\b", 3, TF_TEST),
             # get_available_providers() of the CPU-only onnxruntime package: no CUDA provider in the list.
             _p(r"\[\s*'(?:Azure|CPU)ExecutionProvider'(?:\s*,\s*'(?:Azure|CPU)ExecutionProvider')*\s*\]", 1.5, ORT_PY),
             _p(r"CUDA driver library cannot be found", 3, NUMBA_DRIVER),
@@ -716,6 +741,7 @@ SOURCE_PROJECTS: dict[str, str] = {
     "deepseek-ai/FlashMLA": "flashmla",
     "llvm/llvm-project": "llvm",
     "traveller59/spconv": "spconv",
+    "jamjamjon/usls": "usls",
 }
 
 

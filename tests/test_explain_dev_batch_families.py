@@ -1,0 +1,51 @@
+"""Message families added from the emitters after the session-5 development batch (issue 18).
+
+The development batch (``issue-18-session5-dev`` in tests/fixtures/explain_corpus/) showed which emitters the
+catalogue did not know; each family below was then written from the code that prints it (the catalogue cites
+the file), and the texts here are those format strings filled in the way the program prints them, not the
+corpus records: a family must match every message its emitter can print, and nothing next to it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cudafit.explain import classify
+
+
+def top(text: str) -> str:
+    return classify(text)[0].category
+
+
+# ONNX Runtime's C API (provider_bridge_ort.cc) and usls' engine on a build without the CUDA/TensorRT provider;
+# TensorFlow's tf.test.is_built_with_cuda() answering False.
+WRONG_BUILD = [
+    "onnxruntime.capi.onnxruntime_pybind11_state.Fail: [ONNXRuntimeError] : 1 : FAIL : "
+    "CUDA execution provider is not enabled in this build.",
+    "Ort::Exception: TensorRT execution provider is not enabled in this build.",
+    "[ONNXRuntimeError] : 1 : FAIL : CUDA and/or ROCM execution provider is either not enabled or not available.",
+    "OrtSessionOptionsAppendExecutionProvider_Cuda: Failed to load shared library",
+    "Error: Please compile ONNXRuntime with CUDA",
+    "Error: TensorRT EP requires the features: `tensorrt`. \nConsider enabling them by passing, e.g., "
+    "`--features tensorrt`",
+    ">>> tf.test.is_built_with_cuda()\nFalse",
+    "print(tf.test.is_built_with_cuda())  # -> False",
+    "tf.test.is_built_with_cuda returns False on my machine",
+]
+
+
+@pytest.mark.parametrize("text", WRONG_BUILD)
+def test_builds_without_the_gpu_provider(text: str) -> None:
+    assert top(text) == "wrong-framework-build"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ">>> tf.test.is_built_with_cuda()\nTrue",
+        "Error: Please compile ONNXRuntime with CoreML",
+        "OpenVINO execution provider is not enabled in this build.",
+    ],
+)
+def test_builds_with_cuda_or_other_providers_are_not_claimed(text: str) -> None:
+    assert top(text) != "wrong-framework-build"
