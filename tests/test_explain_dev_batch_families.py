@@ -49,3 +49,17 @@ def test_builds_without_the_gpu_provider(text: str) -> None:
 )
 def test_builds_with_cuda_or_other_providers_are_not_claimed(text: str) -> None:
     assert top(text) != "wrong-framework-build"
+
+
+# SageAttention's per-arch asserts (sageattention/core.py): the module for the GPU's arch did not import.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AssertionError: SM80 kernel is not available. make sure you GPUs with compute capability 8.0 or higher.",
+        "AssertionError: SM89 kernel is not available. Make sure you GPUs with compute capability 8.9.",
+        "Error running sage attention: SM90 kernel is not available. Make sure you GPUs with compute capability 9.0., "
+        "using pytorch attention instead.",
+    ],
+)
+def test_sageattention_arch_asserts_are_capability_guards(text: str) -> None:
+    assert top(text) == "capability-guard"

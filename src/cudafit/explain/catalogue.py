@@ -109,6 +109,7 @@ TF_GPU = "tensorflow/tensorflow:tensorflow/core/common_runtime/gpu/gpu_device.cc
 ORT_PY = "microsoft/onnxruntime:onnxruntime/python/onnxruntime_inference_collection.py"
 ORT_CUDA = "microsoft/onnxruntime:onnxruntime/core/providers/cuda/cuda_call.cc"
 ORT_PYBIND = "microsoft/onnxruntime:onnxruntime/python/onnxruntime_pybind_state.cc"
+SAGEATTN = "thu-ml/SageAttention:sageattention/core.py"
 ORT_BRIDGE = "microsoft/onnxruntime:onnxruntime/core/session/provider_bridge_ort.cc"
 # usls (Rust, on the ort crate): OrtEngine's build_session bails with its compile_help / feature_help strings.
 USLS_ENGINE = "jamjamjon/usls:src/core/ort_engine.rs"
@@ -337,6 +338,14 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"GPU compute capability \d+\.\d+ is not supported ?\(requires >= ?\d", 4, NUMBA_NVVM),
             # TensorRT's own table of the SMs a release has kernels for (trtSmToCask): "Unsupported SM: 0x601".
             _p(r"\bUnsupported SM\b|trtSmToCask", 3, TRT),
+            # SageAttention asserts that its per-arch extension module imported: assert SM80_ENABLED, "SM80 kernel is
+            # not available. make sure you GPUs with compute capability 8.0 or higher." (SM89, SM90: "Make sure you
+            # GPUs with compute capability 8.9." / "9.0."); false when the GPU is older or the module was not built.
+            _p(
+                r"SM\d{2,3} kernel is not available\. Make sure you(?:r)? GPUs? (?:with|have) compute capability",
+                4,
+                SAGEATTN,
+            ),
         ),
         "the library checked the GPU's capability itself; such guards are sometimes wrong (FlashInfer's "
         "'requires sm75+', for one, tested the arch flags it was compiled with, not the device it runs on)",
@@ -741,6 +750,7 @@ SOURCE_PROJECTS: dict[str, str] = {
     "deepseek-ai/FlashMLA": "flashmla",
     "llvm/llvm-project": "llvm",
     "traveller59/spconv": "spconv",
+    "thu-ml/SageAttention": "sageattention",
     "jamjamjon/usls": "usls",
 }
 
