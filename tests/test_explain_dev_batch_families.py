@@ -63,3 +63,18 @@ def test_builds_with_cuda_or_other_providers_are_not_claimed(text: str) -> None:
 )
 def test_sageattention_arch_asserts_are_capability_guards(text: str) -> None:
     assert top(text) == "capability-guard"
+
+
+# ollama's cudart probe (gpu/gpu_info_cudart.c) when cudaSetDevice returns cudaErrorInsufficientDriver.
+@pytest.mark.parametrize(
+    "text",
+    [
+        'level=INFO source=gpu.go:343 msg="Unable to load cudart CUDA management library '
+        '/tmp/ollama1/runners/cuda_v11/libcudart.so.11.0: your nvidia driver is too old or missing, please upgrade '
+        'to run ollama"',
+        'level=DEBUG source=gpu.go:593 msg="Unable to load cudart library /usr/lib/ollama/cuda_v12/libcudart.so.12:'
+        ' your nvidia driver is too old or missing.  If you have a CUDA GPU please upgrade to run ollama"',
+    ],
+)
+def test_ollama_cudart_probe_on_an_old_driver(text: str) -> None:
+    assert top(text) == "driver-too-old"

@@ -109,6 +109,7 @@ TF_GPU = "tensorflow/tensorflow:tensorflow/core/common_runtime/gpu/gpu_device.cc
 ORT_PY = "microsoft/onnxruntime:onnxruntime/python/onnxruntime_inference_collection.py"
 ORT_CUDA = "microsoft/onnxruntime:onnxruntime/core/providers/cuda/cuda_call.cc"
 ORT_PYBIND = "microsoft/onnxruntime:onnxruntime/python/onnxruntime_pybind_state.cc"
+OLLAMA_CUDART = "ollama/ollama:gpu/gpu_info_cudart.c"
 SAGEATTN = "thu-ml/SageAttention:sageattention/core.py"
 ORT_BRIDGE = "microsoft/onnxruntime:onnxruntime/core/session/provider_bridge_ort.cc"
 # usls (Rust, on the ort crate): OrtEngine's build_session bails with its compile_help / feature_help strings.
@@ -476,6 +477,9 @@ CATEGORIES: tuple[Category, ...] = (
                 COMPAT,
             ),
             _p(r"\berror(?: code)?[ :=]*804\b", 2, CUDART),
+            # ollama's cudart probe: cudaSetDevice returned cudaErrorInsufficientDriver (35): "your nvidia driver is
+            # too old or missing, please upgrade to run ollama" (later: ".  If you have a CUDA GPU please upgrade ...")
+            _p(r"your nvidia driver is too old or missing", 4, OLLAMA_CUDART),
         ),
         "the CUDA runtime the program bundles needs a newer driver than the installed one",
         (
@@ -750,6 +754,7 @@ SOURCE_PROJECTS: dict[str, str] = {
     "deepseek-ai/FlashMLA": "flashmla",
     "llvm/llvm-project": "llvm",
     "traveller59/spconv": "spconv",
+    "ollama/ollama": "ollama",
     "thu-ml/SageAttention": "sageattention",
     "jamjamjon/usls": "usls",
 }
