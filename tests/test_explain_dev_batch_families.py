@@ -78,3 +78,24 @@ def test_sageattention_arch_asserts_are_capability_guards(text: str) -> None:
 )
 def test_ollama_cudart_probe_on_an_old_driver(text: str) -> None:
     assert top(text) == "driver-too-old"
+
+
+# Triton's OutOfResources (runtime/errors.py) in every release's format, cut or whole, and Warp's warning when
+# cuda_configure_kernel_shared_memory fails (warp/context.py).
+@pytest.mark.parametrize(
+    "text",
+    [
+        'raise OutOfResources(self.metadata.shared, max_shared, "shared memory")\n'
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory,",
+        "triton.code_gen.OutOfResources: out of resource: shared memoryRequired: 98304Hardware limit: 65536",
+        "Warp UserWarning: Failed to configure kernel dynamic shared memory for this device, tried to configure "
+        "tile_gemm_cuda_kernel_forward kernel for 165000 bytes, but maximum available is 101376",
+    ],
+)
+def test_shared_memory_over_the_block_limit(text: str) -> None:
+    assert top(text) == "shared-memory-limit"
+
+
+def test_other_triton_resources_are_not_shared_memory() -> None:
+    text = "triton.runtime.errors.OutOfResources: out of resource: registers, Required: 300, Hardware limit: 255"
+    assert top(text) != "shared-memory-limit"

@@ -109,6 +109,7 @@ TF_GPU = "tensorflow/tensorflow:tensorflow/core/common_runtime/gpu/gpu_device.cc
 ORT_PY = "microsoft/onnxruntime:onnxruntime/python/onnxruntime_inference_collection.py"
 ORT_CUDA = "microsoft/onnxruntime:onnxruntime/core/providers/cuda/cuda_call.cc"
 ORT_PYBIND = "microsoft/onnxruntime:onnxruntime/python/onnxruntime_pybind_state.cc"
+WARP_CONTEXT = "NVIDIA/warp:warp/context.py"
 OLLAMA_CUDART = "ollama/ollama:gpu/gpu_info_cudart.c"
 SAGEATTN = "thu-ml/SageAttention:sageattention/core.py"
 ORT_BRIDGE = "microsoft/onnxruntime:onnxruntime/core/session/provider_bridge_ort.cc"
@@ -543,6 +544,12 @@ CATEGORIES: tuple[Category, ...] = (
         "kernel needs more shared memory than the GPU has",
         (
             _p(r"out of resource: shared memory, Required: \d+, Hardware limit: \d+", 4, TRITON_ERRORS),
+            # OutOfResources(required, limit, name) formats f"out of resource: {name}, Required: ..." (releases
+            # before 2.0 wrote "out of resource: shared memoryRequired: ..."): its head names the resource alone
+            _p(r"\bout of resource: shared memory", 3, TRITON_ERRORS),
+            # Warp, when cuda_configure_kernel_shared_memory fails: "Failed to configure kernel dynamic shared memory
+            # for this device, tried to configure {name} kernel for {n} bytes, but maximum available is {max}"
+            _p(r"Failed to configure kernel dynamic shared memory for this device", 4, WARP_CONTEXT),
             _p(r"uses too much shared data", 3, NVCC),
             _p(r"shared[_ ]mem(ory)?.{0,40}(exceed|too (much|large)|limit)", 1.5, PG_ARCH),
         ),
@@ -754,6 +761,7 @@ SOURCE_PROJECTS: dict[str, str] = {
     "deepseek-ai/FlashMLA": "flashmla",
     "llvm/llvm-project": "llvm",
     "traveller59/spconv": "spconv",
+    "NVIDIA/warp": "warp",
     "ollama/ollama": "ollama",
     "thu-ml/SageAttention": "sageattention",
     "jamjamjon/usls": "usls",
