@@ -99,3 +99,15 @@ def test_shared_memory_over_the_block_limit(text: str) -> None:
 def test_other_triton_resources_are_not_shared_memory() -> None:
     text = "triton.runtime.errors.OutOfResources: out of resource: registers, Required: 300, Hardware limit: 255"
     assert top(text) != "shared-memory-limit"
+
+
+# nvcc's diagnostic quoted without its "nvcc fatal :" prefix, as CMake, ninja or an issue title repeat it.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Unsupported gpu architecture 'compute_100'",
+        "CMake Error: nvcc failed: Unsupported gpu architecture 'sm_120a'",
+    ],
+)
+def test_nvcc_arch_rejection_without_its_prefix(text: str) -> None:
+    assert top(text) == "jit-toolchain-too-old"

@@ -412,6 +412,8 @@ CATEGORIES: tuple[Category, ...] = (
         (
             _p(r"ptxas fatal\s*:?\s*Value '(sm|compute)_\d+[af]?' is not defined for option 'gpu-name'", 4, NVCC),
             _p(r"nvcc fatal\s*:?\s*Unsupported gpu architecture '?(compute|sm)_\d+[af]?", 4, NVCC),
+            # the same diagnostic quoted without nvcc's "nvcc fatal :" prefix (CMake, ninja, an issue title)
+            _p(r"Unsupported gpu architecture '(?:compute|sm)_\d+[af]?'", 3, NVCC),
             # nvcc (and cuobjdump) name the option an unknown arch was given to: "nvcc fatal : Value 'sm_200' is not
             # defined for option 'gpu-code'" (nvcc 13.0, run here), 'gpu-architecture' in earlier releases.
             _p(
