@@ -111,3 +111,9 @@ def test_other_triton_resources_are_not_shared_memory() -> None:
 )
 def test_nvcc_arch_rejection_without_its_prefix(text: str) -> None:
     assert top(text) == "jit-toolchain-too-old"
+
+
+def test_memory_efficient_attention_fatal_cut_before_its_range() -> None:
+    # kernel_forward.h's printf "FATAL: kernel `%s` is for sm%d-sm%d, but was built for sm%d", cut after the name
+    text = 'I am getting the error "FATAL: kernel `fmha_cutlassF_f16_aligned_64x128_rf_sm80`" on my new GPU'
+    assert top(text) == "ptx-jit-lower-arch"

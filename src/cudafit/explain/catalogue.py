@@ -216,6 +216,8 @@ CATEGORIES: tuple[Category, ...] = (
         (
             _p(r"FATAL: kernel \S+ is for sm_?\d{2,3}\s*-\s*sm_?\d{2,3},? but was built for sm_?\d{2,3}", 4, TORCH_MEA),
             _p(r"\bbut was built for sm_?\d{2,3}\b", 2, TORCH_MEA),
+            # the same printf's head, "FATAL: kernel `%s` is for sm%d-sm%d, ...", as an issue title cuts it
+            _p(r"FATAL: kernel `\w+`", 2, TORCH_MEA),
             # ggml (llama.cpp): the kernel's variant for the arch that ran is a stub (NO_DEVICE_CODE).
             _p(r"has no device code compatible with CUDA arch \d+", 4, GGML_COMMON),
             _p(r"ggml-cuda was compiled without support for the current GPU architecture", 3, GGML_CUDA),
