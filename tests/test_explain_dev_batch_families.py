@@ -25,6 +25,9 @@ WRONG_BUILD = [
     "Ort::Exception: TensorRT execution provider is not enabled in this build.",
     "[ONNXRuntimeError] : 1 : FAIL : CUDA and/or ROCM execution provider is either not enabled or not available.",
     "OrtSessionOptionsAppendExecutionProvider_Cuda: Failed to load shared library",
+    "RuntimeError: D:\\a\\_work\\1\\s\\onnxruntime\\python\\onnxruntime_pybind_state.cc:857 "
+    "onnxruntime::python::CreateExecutionProviderInstance CUDA_PATH is set but CUDA wasnt able to be loaded. Please "
+    "install the correct version of CUDA andcuDNN as mentioned in the GPU requirements page",
     "Error: Please compile ONNXRuntime with CUDA",
     "Error: TensorRT EP requires the features: `tensorrt`. \nConsider enabling them by passing, e.g., "
     "`--features tensorrt`",

@@ -591,6 +591,9 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"Specified provider 'CUDAExecutionProvider' is not in available provider names", 3, ORT_PY),
             # the CUDA provider library of onnxruntime-gpu could not load (its CUDA/cuDNN major is missing)
             _p(r"Failed to create CUDAExecutionProvider", 3, ORT_PYBIND),
+            # the same function on Windows, when CUDA_PATH is set: ORT_THROW("CUDA_PATH is set but CUDA wasn't able to
+            # be loaded. Please install the correct version of CUDA and cuDNN ...") (older releases: "wasnt")
+            _p(r"CUDA_PATH is set but CUDA wasn'?t able to be loaded", 3, ORT_PYBIND),
             # ONNX Runtime's C API in a build without the provider: "CUDA execution provider is not enabled in this
             # build." (TensorRT likewise), "CUDA and/or ROCM execution provider is either not enabled or not
             # available.", and the provider library that does not load: "...AppendExecutionProvider_Cuda: Failed to
