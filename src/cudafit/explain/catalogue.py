@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cudafit.explain.extract import UNPREFIXED_AF_MENTION
 from cudafit.rules.ecosystem import load_ecosystem
 
 __all__ = [
@@ -141,6 +142,8 @@ TE_COMMON = "NVIDIA/TransformerEngine:transformer_engine/common/ep/ep_backend.cp
 DEEPGEMM = "deepseek-ai/DeepGEMM:csrc/apis/attention.hpp"
 CUTLASS_GMMA = "NVIDIA/cutlass:include/cute/arch/mma_sm90_gmma.hpp"
 CUTLASS_KERNEL = "NVIDIA/cutlass:include/cutlass/gemm/kernel/sm90_gemm_tma_warpspecialized.hpp"
+CUTE_CONFIG = "NVIDIA/cutlass:include/cute/arch/config.hpp"
+FLASHINFER_ENV = "flashinfer-ai/flashinfer:flashinfer/jit/env.py"
 # FlashMLA's setup.py builds -gencode arch=compute_90a,code=sm_90a and compute_100f,code=sm_100f only (earlier
 # releases and sgl-kernel's cmake/flashmla.cmake: sm_90a, sm_100a): no plain-arch code, no PTX.
 FLASHMLA_BUILD = "deepseek-ai/FlashMLA:setup.py"
@@ -225,38 +228,51 @@ CATEGORIES: tuple[Category, ...] = (
     ),
     # PG13 §5.1.2.1-5.1.2.2 (https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/
     # compute-capabilities.html): 'a' code runs on exactly one CC, 'f' code on its family (Table 28).
-    # Arch numbers are matched as [1-9]\d{1,2} (10-999): "sm_00a" names no compute capability.
+    # An arch name alone counts only when it names a real a/f target (the ``archs`` facts, checked against the
+    # compute capability table by :mod:`.extract`; classify drops the category otherwise).
     Category(
         "arch-specific-mismatch",
         "code built only for an arch-specific (a) or family (f) target",
         (
-            _p(r"(?<![A-Za-z0-9])(?:sm|compute)_?[1-9]\d{1,2}a(?![A-Za-z0-9])", 1.5, PG_ARCH),
-            _p(r"(?<![A-Za-z0-9])(?:sm|compute)_?[1-9]\d{2}f(?![A-Za-z0-9])", 1.0, PG_ARCH),
+            _p(r"(?<![A-Za-z0-9])(?:sm|compute)_?\d{2,3}a(?![A-Za-z0-9])", 1.5, PG_ARCH),
+            _p(r"(?<![A-Za-z0-9])(?:sm|compute)_?\d{3}f(?![A-Za-z0-9])", 1.0, PG_ARCH),
+            # The same targets as build systems and caches write them ("arch 90a", TORCH_CUDA_ARCH_LIST="9.0a",
+            # CMake's "90a;100a", FlashInfer's JIT cache ~/.cache/flashinfer/120a/).
+            _p(UNPREFIXED_AF_MENTION, 1.5, FLASHINFER_ENV),
             _p(r"this kernel only supports sm_?\d+|only supports? sm_?\d{2,3}a?(?![A-Za-z0-9])", 2.5, PG_ARCH),
             # CUTLASS aborts when an 'a'-only instruction (wgmma, tcgen05) was compiled without its 'a' target.
             _p(r"Arch conditional MMA instruction used without targeting", 4, CUTLASS_KERNEL),
-            _p(r"without CUTE_ARCH_(?!\w*SM0)\w+_ENABLED|CUTLASS_ARCH_MMA_SM[1-9]\d{1,2}A?_ENABLED", 4, CUTLASS_GMMA),
+            # CuTe's CUTE_INVALID_CONTROL_PATH("... without CUTE_ARCH_X_ENABLED"): the macros include/cute/arch/
+            # config.hpp defines only for 'a'/'f' targets (CUTLASS_ARCH_MMA_SM90A/SM100A/SM120F...): wgmma, tcgen05,
+            # TMEM, the block-scaled and f8f6f4 MMAs, the SM100 ldmatrix/stmatrix/256-bit loads, and TMA beyond
+            # sm_90.  Not the plain-arch ones (CUTE_ARCH_MMA_SM80_ENABLED, WARP_SHUFFLE): those mean a lower arch.
+            _p(
+                r"without CUTE_ARCH_(?:\w*SM\d{2,3}[AF]|TCGEN05\w*|M?X?F8F6F4\w*|MXF4\w*|TMA_SM\d{2,3}|STSM_SM90|"
+                r"DEVICE_MODIFIABLE_TMA_SM90)_ENABLED|CUTLASS_ARCH_MMA_SM\d{2,3}[AF]_ENABLED",
+                4,
+                CUTE_CONFIG,
+            ),
             # ptxas compiling 'a'-only instructions for the plain target: "Instruction 'wgmma.fence' not supported on
             # .target 'sm_90'", "Feature 'setmaxnreg' requires .target sm_90a or higher".
-            _p(r"Instruction '[^'\n]+' not supported on \.target '?sm_[1-9]\d{1,2}[af]?'?", 3, NVCC),
-            _p(r"Feature '[^'\n]+' requires \.target sm_[1-9]\d{1,2}a\b", 3, NVCC),
+            _p(r"Instruction '[^'\n]+' not supported on \.target '?sm_\d{2,3}[af]?'?", 3, NVCC),
+            _p(r"Feature '[^'\n]+' requires \.target sm_\d{2,3}a\b", 3, NVCC),
             # ptxas 13.0's other target rejections (run here: PTX using wgmma/setmaxnreg/block-scaled mma
             # assembled for other targets): "Feature '.kind::mxf4' not supported on .target 'sm_120'",
             # "Instruction 'wgmma.fence' cannot be compiled for architecture 'sm_120'", and for PTX written for an
             # 'a' target: "PTX with .target 'sm_90a' cannot be compiled for architecture 'sm_90'".
-            _p(r"Feature '[^'\n]+' not supported on \.target '?sm_[1-9]\d{1,2}[af]?'?", 3, NVCC),
+            _p(r"Feature '[^'\n]+' not supported on \.target '?sm_\d{2,3}[af]?'?", 3, NVCC),
             _p(
-                r"Instruction '[^'\n]+' cannot be compiled for architecture '?(?:sm|compute)_[1-9]\d{1,2}[af]?'?",
+                r"Instruction '[^'\n]+' cannot be compiled for architecture '?(?:sm|compute)_\d{2,3}[af]?'?",
                 3,
                 NVCC,
             ),
-            _p(r"PTX with \.target '?sm_[1-9]\d{1,2}[af]'? cannot be compiled for architecture", 4, NVCC),
+            _p(r"PTX with \.target '?sm_\d{2,3}[af]'? cannot be compiled for architecture", 4, NVCC),
             # PTX ISA: PTX for an 'a' target "cannot be run on later generation devices": the driver's JIT of it
             # fails on any other GPU (CUDA_ERROR_INVALID_PTX, "a PTX JIT compilation failed").
             _p(
                 r"(?:a PTX JIT compilation failed|CUDA_ERROR_INVALID_PTX|cudaErrorInvalidPtx)[\s\S]{0,600}"
-                r"(?<![A-Za-z0-9])(?:sm|compute)_[1-9]\d{1,2}a(?![A-Za-z0-9])|"
-                r"(?<![A-Za-z0-9])(?:sm|compute)_[1-9]\d{1,2}a(?![A-Za-z0-9])[\s\S]{0,600}"
+                r"(?<![A-Za-z0-9])(?:sm|compute)_\d{2,3}a(?![A-Za-z0-9])|"
+                r"(?<![A-Za-z0-9])(?:sm|compute)_\d{2,3}a(?![A-Za-z0-9])[\s\S]{0,600}"
                 r"(?:a PTX JIT compilation failed|CUDA_ERROR_INVALID_PTX|cudaErrorInvalidPtx)",
                 3,
                 PTX_ISA,

@@ -15,7 +15,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from cudafit.explain.catalogue import CATEGORIES, DRIVER_JIT, MIN_SCORE, UNKNOWN, Category, project_of
+from cudafit.explain.catalogue import (
+    CATEGORIES,
+    DRIVER_JIT,
+    FLASHMLA_BUILD,
+    MIN_SCORE,
+    UNKNOWN,
+    Category,
+    project_of,
+)
 from cudafit.explain.evidence import Evidence, Facts
 from cudafit.explain.extract import arch_number, clean, extract_facts
 from cudafit.model import JsonDict
@@ -139,8 +147,14 @@ class _Scoring:
 
 
 def _arch_specific_beside_missing_image(s: _Scoring) -> None:
-    """An 'a'/'f' arch alone is not a failure; beside "no kernel image" it is the sharper diagnosis."""
+    """An 'a'/'f' arch alone is not a failure; beside "no kernel image" it is the sharper diagnosis.  Matched
+    by names only, it needs a real a/f target among the facts ("sm_00a" or "95a" name none)."""
     if "arch-specific-mismatch" not in s.scores:
+        return
+    match = s.matches["arch-specific-mismatch"]
+    real = any(a[-1] in "af" for a in s.facts.get("archs", [])) or FLASHMLA_BUILD in match.sources
+    if match.strongest < 2.5 and not real:
+        del s.scores["arch-specific-mismatch"]
         return
     if "no-kernel-image" in s.scores or "mixed-gpu" in s.scores:
         s.bump("arch-specific-mismatch", s.scores.get("no-kernel-image", (2.0, []))[0])
@@ -192,9 +206,18 @@ def _build_dropped_the_arch(s: _Scoring) -> None:
 
 
 def _mixed_host(s: _Scoring) -> None:
-    """Code missing for one GPU of a log that names GPUs of two compute capabilities: the mixed host is the cause."""
-    missing = [cid for cid in ("no-kernel-image", "mixed-gpu") if cid in s.scores]
-    if missing and len(_distinct_ccs(s.facts)) > 1:
+    """A log that names GPUs of two or more compute capabilities, with a failure that a build for every GPU of
+    the host explains: the mixed host is the cause (shared/docs/error_categories.md, mixed-gpu: "code built for one
+    card runs on another"; seed 001, a 2080 and a 3090).  Those failures are code missing for the GPU that ran
+    ("no kernel image", "invalid device function", and the other mixed-gpu lines) and a kernel that ran from
+    code built for another arch ("... but was built for sm75", ggml's "no device code compatible with CUDA arch
+    520"); a guard refusing a GPU, or an 'a'/'f' target, is not one."""
+    if len(_distinct_ccs(s.facts)) < 2:
+        return
+    missing: list[str] = [cid for cid in ("no-kernel-image", "mixed-gpu") if cid in s.scores]
+    if "ptx-jit-lower-arch" in s.scores and "built_for" in s.facts:
+        missing.append("ptx-jit-lower-arch")
+    if missing:
         best = max(s.scores[cid][0] for cid in missing)
         s.scores["mixed-gpu"] = (best + 0.5, [line for cid in missing for line in s.scores[cid][1]])
 

@@ -24,6 +24,7 @@ from cudafit.explain.grounders.base import (
     describe,
     lines_of,
     plan_command,
+    real_arch,
 )
 from cudafit.explain.grounders.projects import project_fixes
 from cudafit.model import Gpu, parse_compute_capability
@@ -258,7 +259,7 @@ def _needs_arch_specific_target(g: Ground, lines: str) -> Grounded:
     out = default(g)
     # The 'a' target the code was written for: named by the message, else the GPU's own.
     m = re.search(r"SM(\d{2,3})A\b|(?:targeting|\.target '?) ?sm_?(\d{2,3})a?\b", lines, re.I)
-    want = f"sm_{m.group(1) or m.group(2)}a" if m else None
+    want = real_arch(f"sm_{m.group(1) or m.group(2)}a") if m else None
     if want is None and g.gpus and g.gpus[0].compute_capability.major >= 9:
         want = f"sm_{g.gpus[0].compute_capability.arch_number}a"
     want = want or "sm_90a"
