@@ -144,6 +144,11 @@ CUTLASS_GMMA = "NVIDIA/cutlass:include/cute/arch/mma_sm90_gmma.hpp"
 CUTLASS_KERNEL = "NVIDIA/cutlass:include/cutlass/gemm/kernel/sm90_gemm_tma_warpspecialized.hpp"
 CUTE_CONFIG = "NVIDIA/cutlass:include/cute/arch/config.hpp"
 FLASHINFER_ENV = "flashinfer-ai/flashinfer:flashinfer/jit/env.py"
+FLASHINFER_CONTEXT = "flashinfer-ai/flashinfer:flashinfer/compilation_context.py"
+FLASHMLA_API = "deepseek-ai/FlashMLA:csrc/api/dense_decode.h"
+FA3_API = "Dao-AILab/flash-attention:hopper/flash_api.cpp"
+VLLM_SCALED_MM = "vllm-project/vllm:csrc/quantization/cutlass_w8a8/scaled_mm_entry.cu"
+VLLM_NVFP4 = "vllm-project/vllm:csrc/quantization/fp4/nvfp4_scaled_mm_entry.cu"
 # FlashMLA's setup.py builds -gencode arch=compute_90a,code=sm_90a and compute_100f,code=sm_100f only (earlier
 # releases and sgl-kernel's cmake/flashmla.cmake: sm_90a, sm_100a): no plain-arch code, no PTX.
 FLASHMLA_BUILD = "deepseek-ai/FlashMLA:setup.py"
@@ -193,6 +198,12 @@ CATEGORIES: tuple[Category, ...] = (
             ),
             # spconv: "[WARNING]your gpu arch (8, 6) isn't compiled in prebuilt, may cause invalid device function."
             _p(r"your gpu arch \(\d+, \d+\) isn't compiled in prebuilt", 3, SPCONV),
+            # vLLM's CUTLASS 2.x kernels (plain sm75/sm80/sm89) missing from the build for the GPU below 9.0.
+            _p(
+                r"No compiled cutlass_scaled_mm for a compute capability less than CUDA device capability: [1-8]\d\b",
+                3,
+                VLLM_SCALED_MM,
+            ),
             # libspconv (C++ only) has no NVRTC fallback for a GPU arch outside its prebuilt kernels.
             _p(r"GemmTunerSimple_cached_get_nvrtc_params[\s\S]{0,200}not implemented in c\+\+", 3, SPCONV_OPS),
         ),
@@ -279,6 +290,24 @@ CATEGORIES: tuple[Category, ...] = (
             ),
             # Kernels of a library built for 'a' targets only: weak alone, decisive next to "no kernel image".
             _p(r"\bFlashMLA\b|flash_mla|flash_fwd_mla|splitkv_mla", 1.5, FLASHMLA_BUILD),
+            # FlashMLA's dispatch (csrc/api/dense_decode.h, sparse_fwd.h): "Dense decode MLA is only supported on
+            # SM90a architecture", "Sparse Attention Forward Kernel is only supported on SM90a and SM100f
+            # architectures": its kernels exist for those a/f targets only.
+            _p(r"is only supported on SM\d{2,3}[af](?: and SM\d{2,3}[af])* architectures?", 3, FLASHMLA_API),
+            # FlashInfer compiles an arch-specific JIT module for the a/f targets of the majors it supports and
+            # finds none among the GPU's: "No supported CUDA architectures found for major versions [10, 11]."
+            _p(r"No supported CUDA architectures found for major versions", 3, FLASHINFER_CONTEXT),
+            # vLLM's CUTLASS 3.x kernels for 9.0 and newer are compiled for a/f targets only (CMakeLists.txt:
+            # "9.0a", "10.0a;10.1a;10.3a" or "10.0f;11.0f;12.0f", "12.0a;12.1a"); its dispatcher's refusal on such a
+            # GPU ("No compiled cutlass_scaled_mm for a compute capability less than CUDA device capability: 121")
+            # is a GPU outside those targets, as is the nvfp4 kernels' ("for SM 103"; built for 10.0a/12.0a).
+            _p(
+                r"No compiled (?:cutlass_scaled_mm|cutlass_moe\w*|get_cutlass_\w+)\b[^\n]{0,80}?"
+                r"capability: (?:9\d|1\d\d)\b",
+                3,
+                VLLM_SCALED_MM,
+            ),
+            _p(r"No compiled nvfp4 \w+ kernel for SM 1\d\d\b", 3, VLLM_NVFP4),
         ),
         "code compiled for an 'a' target runs only on exactly that compute capability, and 'f' code only on its "
         "family (CUDA Programming Guide §5.1.2): a GPU outside it finds no usable code",
@@ -340,6 +369,14 @@ CATEGORIES: tuple[Category, ...] = (
             # DeepGEMM's DG_HOST_ASSERT(arch_major == 9): "Assertion error (file:line): arch_major == 9".
             _p(r"Assertion error \([^)\n]*\):[^\n]{0,80}\barch_major\s*(?:==|>=)\s*\d+", 3, DEEPGEMM_ASSERT),
             _p(r"Unsupported architecture or scaling factor types", 3, DEEPGEMM),
+            # FlashAttention-3 (hopper/flash_api.cpp) checks is_sm90 (major 9, minor 0): "FlashAttention-3 only
+            # supports Hopper GPUs." (earlier: "FlashAttention only supports Hopper GPUs or newer.").  On a GPU above
+            # Hopper the cause is its sm_90a-only build (classify: _exact_hopper_guard_above_hopper).
+            _p(r"FlashAttention(?:-3)? only supports Hopper GPUs", 3, FA3_API),
+            # vLLM's kernels for one capability, refused below it: "No compiled cutlass_scaled_mm for CUDA device
+            # capability: 80. Required capability: 90"; the nvfp4 kernels need Blackwell ("for SM 89 ... CC >= 100").
+            _p(r"No compiled [^\n]{0,80}?capability: [1-8]\d\. Required capability: \d+", 3, VLLM_SCALED_MM),
+            _p(r"No compiled nvfp4 \w+ kernel for SM [1-9]\d\b", 3, VLLM_NVFP4),
             # numba's met_requirement_for_device: "<CUDA device 0 'b'...'> has compute capability < (3, 5)".
             _p(r"has compute capability < \(?\d", 3, NUMBA_DRIVER),
             _p(r"Target GPU SM \d+ is not supported by this TensorRT release", 4, TRT),

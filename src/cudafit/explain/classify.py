@@ -28,7 +28,7 @@ from cudafit.explain.evidence import Evidence, Facts
 from cudafit.explain.extract import arch_number, clean, extract_facts
 from cudafit.model import JsonDict
 
-__all__ = ["Finding", "classify"]
+__all__ = ["HOPPER_ONLY", "Finding", "classify"]
 
 _MAX_LINES = 5
 
@@ -177,6 +177,23 @@ def _range_check_refusal(s: _Scoring) -> None:
         s.bump("ptx-jit-lower-arch", 1.0)  # it explains an "invalid device function" next to it
 
 
+def _hopper_only_guard_above_hopper(s: _Scoring) -> None:
+    """FlashAttention-3's ``is_sm90`` check (hopper/flash_api.cpp: major 9 and minor 0, "only supports Hopper GPUs")
+    and DeepGEMM's ``arch_major == 9`` guard libraries whose kernels are built for sm_90a only (hopper/setup.py,
+    DeepGEMM's JIT): on GPUs all above Hopper the guard is right because the build is 'a'-only, so the
+    arch-specific build is the cause; below Hopper it stays a guard refusing an older GPU."""
+    if "capability-guard" not in s.scores or not re.search(HOPPER_ONLY, s.body):
+        return
+    majors = {int(g["compute_capability"].split(".")[0]) for g in s.facts.get("gpus", [])}
+    if majors and min(majors) >= 10:
+        score, lines = s.scores.pop("capability-guard")
+        old = s.scores.get("arch-specific-mismatch", (0.0, []))
+        s.scores["arch-specific-mismatch"] = (max(score, old[0]) + 0.5, lines + old[1])
+
+
+HOPPER_ONLY = r"FlashAttention(?:-3)? only supports Hopper GPUs|\barch_major\s*==\s*9\b"
+
+
 def _guard_naming_an_arch(s: _Scoring) -> None:
     """A guard's message carrying "sm75" is not an arch-specific failure."""
     if "capability-guard" in s.scores and "arch-specific-mismatch" in s.scores and "no-kernel-image" not in s.scores:
@@ -227,6 +244,7 @@ def _mixed_host(s: _Scoring) -> None:
 _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _arch_specific_beside_missing_image,
     _range_check_refusal,
+    _hopper_only_guard_above_hopper,
     _guard_naming_an_arch,
     _offline_or_driver_jit,
     _build_dropped_the_arch,

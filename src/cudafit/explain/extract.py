@@ -190,6 +190,10 @@ _GPU_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     # numba's NVVM: "GPU compute capability 3.0 is not supported(requires >=3.5)"
     (re.compile(r"()GPU compute capability (\d+\.\d) is not supported"), "cc"),
     (re.compile(r"()Highest compute capability among GPUs detected: (\d+\.\d)(?!\d)"), "cc"),
+    # vLLM's kernel dispatch names the GPU's capability as get_sm_version_num() gives it (86 for 8.6): "No compiled
+    # cutlass_scaled_mm for ... CUDA device capability: 121", "No compiled nvfp4 mm kernel for SM 89"
+    # (csrc/quantization/cutlass_w8a8/scaled_mm_entry.cu, csrc/quantization/fp4/nvfp4_scaled_mm_entry.cu).
+    (re.compile(r"()No compiled [^\n]{0,80}?(?:CUDA device capability: |kernel for SM )(\d{2,3})\b"), "sm"),
     # deviceQuery (NVIDIA/cuda-samples:Samples/1_Utilities/deviceQuery/deviceQuery.cpp): 'Device 0: "NAME"', then
     # "  CUDA Capability Major/Minor version number:    8.6" a line or two below.
     (

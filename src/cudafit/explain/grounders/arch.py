@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from cudafit.explain.catalogue import category
-from cudafit.explain.classify import Finding
+from cudafit.explain.classify import HOPPER_ONLY, Finding
 from cudafit.explain.extract import arch_number
 from cudafit.explain.grounders.base import (
     Ground,
@@ -244,6 +244,8 @@ def ground_arch_specific(g: Ground) -> Grounded:
         return _needs_arch_specific_target(g, lines)
     out = default(g)
     special = [a for a in g.ev.get("archs", []) if a[-1] in "af"]
+    if not special and re.search(HOPPER_ONLY, lines):  # FlashAttention-3, DeepGEMM: built for sm_90a only
+        special = ["sm_90a"]
     if special and g.gpus:
         none = [x for x in g.gpus if not any(arch_runs_on(a, x.compute_capability) for a in special)]
         if none:
