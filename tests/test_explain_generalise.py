@@ -8,6 +8,7 @@ made-up values; none is a corpus record.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -15,6 +16,7 @@ import pytest
 from cudafit.explain import CATEGORIES, Context, classify, explain_text, extract_facts
 from cudafit.explain.extract import iter_arch_names
 from cudafit.explain.grounders.base import real_arch
+from cudafit.explain.logread import read_log
 from cudafit.model import Gpu, parse_compute_capability
 from explain_corpus import CORPUS
 
@@ -286,3 +288,56 @@ def test_hopper_only_guards_depend_on_the_gpu(gpu: str, expected: str) -> None:
         assert top.category == expected, message
         if expected == "arch-specific-mismatch":
             assert "built for sm_90a only" in top.cause
+
+
+def test_torch_28_unsupported_code_warning() -> None:
+    """torch/cuda/__init__.py's _warn_unsupported_code (2.8+): the GPU, the CCs the build carries, the verdict."""
+    text = (
+        "torch/cuda/__init__.py:371: UserWarning: Found GPU0 NVIDIA GeForce GTX TITAN X which is of compute "
+        "capability (CC) 5.2.\nThe following list shows the CCs this version of PyTorch was built for and the hardware "
+        "CCs it supports:\n- 7.5 which supports hardware CC >=7.5,<8.0\n- 8.0 which supports hardware CC >=8.0,<9.0 "
+        "except {8.7}\n- 12.0 which supports hardware CC >=12.0,<13.0\nPlease follow the instructions at "
+        "https://pytorch.org/get-started/locally/ to install a PyTorch release that supports one of these CUDA "
+        "versions: 12.6\n"
+    )
+    (top, *_r) = explain_text(text)
+    assert top.category == "no-kernel-image"
+    assert top.evidence["gpus"] == [{"name": "NVIDIA GeForce GTX TITAN X", "compute_capability": "5.2"}]
+    assert top.evidence["build_archs"] == ["sm_75", "sm_80", "sm_120"]
+    assert "nothing that runs on NVIDIA GeForce GTX TITAN X (5.2)" in top.cause
+    assert classify("Your installed torch==2.9.0+cu130 does not include kernels for this GPU.")[0].category == (
+        "no-kernel-image"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "gpus"),
+    [
+        (  # vLLM's fused-MoE config lookup, named after torch.cuda.get_device_name()
+            "Config file not found at /x/fused_moe/configs/E=64,N=1408,device_name=NVIDIA_GeForce_RTX_4090,"
+            "dtype=fp8_w8a8.json",
+            [("NVIDIA GeForce RTX 4090", "8.9")],
+        ),
+        (  # nvidia-smi -q
+            "GPU 00000000:01:00.0\n    Product Name                          : NVIDIA GeForce RTX 4070 Laptop GPU\n",
+            [("NVIDIA GeForce RTX 4070 Laptop GPU", "8.9")],
+        ),
+    ],
+)
+def test_more_gpu_names(text: str, gpus: list[tuple[str, str]]) -> None:
+    assert _gpus(text) == gpus
+
+
+def test_a_mixed_host_listed_at_the_start_of_a_long_log_is_kept(tmp_path: Path) -> None:
+    """nvidia-smi's table rows of older drivers ("GeForce ...", no "NVIDIA") survive the log reader's keyword scan."""
+    head = (
+        b"|   0  GeForce RTX 3090    Off  | 00000000:01:00.0  On |                  N/A |\n"
+        b"|   1  GeForce GTX 1080    Off  | 00000000:02:00.0 Off |                  N/A |\n"
+    )
+    noise = b"".join(b"2026-11-20 10:00:01 INFO step %d loss=0.1234 lr=3e-4\n" % i for i in range(20000))
+    log = tmp_path / "train.log"
+    log.write_bytes(head + noise + NO_IMAGE.encode() + b"\n")
+    with log.open("rb") as fh:
+        excerpt = read_log(fh)
+    (top, *_r) = classify(excerpt.text)
+    assert top.category == "mixed-gpu"

@@ -187,6 +187,12 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"\bCUDA failure 209\b", 3, ORT_CUDA),
             _p(r"with CUDA capability sm_\d+ is not compatible with the current PyTorch installation", 3, TORCH_CUDA),
             _p(r"PyTorch no longer supports this GPU because it is too old", 3, TORCH_CUDA),
+            # _warn_unsupported_code (torch 2.8+): "Your installed torch==2.9.0+cu130 does not include kernels for
+            # this GPU", "No published PyTorch CUDA builds for release 2.13.0+cu130 support this GPU", "... to install
+            # a PyTorch release that supports one of these CUDA versions: 12.6"
+            _p(r"does not include kernels for this GPU", 3, TORCH_CUDA),
+            _p(r"No published PyTorch CUDA builds for release \S+ support this GPU", 2, TORCH_CUDA),
+            _p(r"to install a PyTorch release that supports one of these CUDA versions", 2, TORCH_CUDA),
             _p(r"Ignoring (?:visible )?gpu device .{0,160}The minimum required Cuda capability is", 3, TF_GPU),
             # cudaErrorSymbolNotFound: the loaded module has no such kernel (bitsandbytes built without the arch).
             _p(r"named symbol not found|cudaErrorSymbolNotFound|CUDA_ERROR_NOT_FOUND", 1.5, CUDART),

@@ -159,7 +159,12 @@ def _sorted_archs(archs: list[str]) -> list[str]:
 # (regex, group of the name, group(s) of the CC): the ways logs name a GPU with its compute capability.
 _GPU_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"([A-Z][\w \-]{0,80}?) with CUDA capability sm_(\d{2,3}) is not compatible"), "sm"),
-    (re.compile(r"Found GPU\d+ (.+?) which is of cuda capability (\d+\.\d)(?!\d)", re.I), "cc"),
+    # torch/cuda/__init__.py: "Found GPU0 NAME which is of cuda capability 3.5." (before 2.8), "... which is of
+    # compute capability (CC) 12.0." (_warn_unsupported_code, since)
+    (
+        re.compile(r"Found GPU\d+ (.+?) which is of (?:cuda|compute) capability (?:\(CC\) )?(\d+\.\d)(?!\d)", re.I),
+        "cc",
+    ),
     # Inductor's GPUTooOldForTriton: "Found Tesla P4 which is too old ... your device is of CUDA capability 6.1"
     (
         re.compile(r"Found ([^\n]+?) which is too old to be supported by the triton[^\n]*?CUDA capability (\d+\.\d)\b"),
@@ -239,6 +244,13 @@ GPU_LISTINGS: tuple[re.Pattern[str], ...] = (
     ),
     # torch.cuda.get_device_properties() before 1.10: "_CudaDeviceProperties(name='NVIDIA A10G', total_memory=...)"
     re.compile(r"_CudaDeviceProperties\(name='([^'\n]{1,80})', total_memory="),
+    # nvidia-smi -q: "    Product Name                          : NVIDIA GeForce RTX 4070 Laptop GPU"
+    re.compile(r"(?m)^[ \t]*Product Name[ \t]*: ([A-Za-z][^\n]{1,79}?)[ \t]*$"),
+    # vLLM's and sglang's fused-MoE tuning files are named after torch.cuda.get_device_name() with "_" for " "
+    # (vllm-project/vllm:vllm/model_executor/layers/fused_moe/fused_moe.py, get_config_file_name), and the start-up
+    # log names the file it looked for: "Config file not found at .../E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3
+    # .json"
+    re.compile(r"\bdevice_name=([A-Za-z][\w\-]{1,80}?)(?:,|\.json)"),
 )
 
 
@@ -273,7 +285,7 @@ def iter_gpus(text: str) -> Iterator[tuple[str, str]]:
                 yield f"GPU {name}", f"{m.group(2)}.{m.group(3)}"
     for rx in GPU_LISTINGS:
         for m in rx.finditer(text):
-            name = m.group(1).strip()
+            name = m.group(1).replace("_", " ").strip()
             cc = _table_cc(name)
             if cc:
                 yield name, cc
@@ -605,6 +617,11 @@ def _listed_build_archs(text: str) -> Facts:
     m = re.search(r"supports CUDA capabilities ((?:sm_\d+[af]?[\s,]*)+)", text)
     if m:
         out["build_archs"] = _sorted_archs(re.findall(r"sm_\d+[af]?", m.group(1)))
+    # torch's _warn_unsupported_code (torch/cuda/__init__.py, 2.8+): "- 8.0 which supports hardware CC >=8.0,<9.0",
+    # one line per CC the build carries code for.
+    listed = re.findall(r"^[ \t]*- (\d+)\.(\d) which supports hardware CC", text, re.M)
+    if listed and "build_archs" not in out:
+        out["build_archs"] = _sorted_archs([f"sm_{a}{b}" for a, b in listed])
     return out
 
 
