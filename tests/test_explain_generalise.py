@@ -270,24 +270,47 @@ def test_vllm_dispatch_names_the_gpu_capability() -> None:
     assert _gpus(text) == [("GPU", "12.1")]
 
 
+FA3 = "RuntimeError: FlashAttention-3 only supports Hopper GPUs."  # hopper/flash_api.cpp
+FA3_EARLIER = "RuntimeError: FlashAttention only supports Hopper GPUs or newer."
+DEEPGEMM_HOPPER = "RuntimeError: Assertion error (csrc/apis/gemm.hpp:40): arch_major == 9"
+
+
 @pytest.mark.parametrize(
-    ("gpu", "expected"),
+    ("gpu", "message", "expected"),
     [
-        ("GPU 0: NVIDIA GeForce RTX 5090\n", "arch-specific-mismatch"),  # above Hopper: the sm_90a-only build
-        ("GPU 0: NVIDIA A100-SXM4-80GB\n", "capability-guard"),  # below Hopper: the guard is right
-        ("", "capability-guard"),  # no GPU named: the guard's own words
+        # above Hopper: the sm_90a-only build is the cause
+        ("GPU 0: NVIDIA GeForce RTX 5090\n", FA3, "arch-specific-mismatch"),
+        ("GPU 0: NVIDIA GeForce RTX 5090\n", FA3_EARLIER, "arch-specific-mismatch"),
+        ("GPU 0: NVIDIA B200\n", DEEPGEMM_HOPPER, "arch-specific-mismatch"),
+        # below Hopper: the guard rightly refuses an older GPU
+        ("GPU 0: NVIDIA A100-SXM4-80GB\n", FA3, "capability-guard"),
+        ("GPU 0: NVIDIA A100-SXM4-80GB\n", FA3_EARLIER, "capability-guard"),
+        ("GPU 0: NVIDIA A100-SXM4-80GB\n", DEEPGEMM_HOPPER, "capability-guard"),
+        # no GPU named: the message's own words (one target, or "or newer")
+        ("", FA3, "arch-specific-mismatch"),
+        ("", FA3_EARLIER, "capability-guard"),
+        ("", DEEPGEMM_HOPPER, "capability-guard"),
     ],
 )
-def test_hopper_only_guards_depend_on_the_gpu(gpu: str, expected: str) -> None:
-    for message in (
-        "RuntimeError: FlashAttention-3 only supports Hopper GPUs.",  # hopper/flash_api.cpp
-        "RuntimeError: FlashAttention only supports Hopper GPUs or newer.",
-        "RuntimeError: Assertion error (csrc/apis/gemm.hpp:40): arch_major == 9",  # DeepGEMM
-    ):
-        (top, *_r) = explain_text(gpu + message)
-        assert top.category == expected, message
-        if expected == "arch-specific-mismatch":
-            assert "built for sm_90a only" in top.cause
+def test_hopper_only_guards_depend_on_the_gpu(gpu: str, message: str, expected: str) -> None:
+    (top, *_r) = explain_text(gpu + message)
+    assert top.category == expected
+    if expected == "arch-specific-mismatch":
+        assert "sm_90a only" in top.cause
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # DeepGEMM's device asserts (deep_gemm/include/deep_gemm/impls/sm90_*.cuh, sm100_*.cuh)
+        ('Assertion `false and "This kernel only support sm_90a"` failed.', "arch-specific-mismatch"),
+        ('Assertion `false and "This kernel only support sm_100f"` failed.', "arch-specific-mismatch"),
+        # its host dispatch (csrc/apis/einsum.hpp): kernels for majors 9 and 10 only
+        ("RuntimeError: Assertion error (csrc/apis/einsum.hpp:57): Unsupported architecture", "capability-guard"),
+    ],
+)
+def test_deepgemm(text: str, expected: str) -> None:
+    assert classify(text)[0].category == expected
 
 
 def test_torch_28_unsupported_code_warning() -> None:

@@ -256,7 +256,13 @@ CATEGORIES: tuple[Category, ...] = (
             # The same targets as build systems and caches write them ("arch 90a", TORCH_CUDA_ARCH_LIST="9.0a",
             # CMake's "90a;100a", FlashInfer's JIT cache ~/.cache/flashinfer/120a/).
             _p(UNPREFIXED_AF_MENTION, 1.5, FLASHINFER_ENV),
-            _p(r"this kernel only supports sm_?\d+|only supports? sm_?\d{2,3}a?(?![A-Za-z0-9])", 2.5, PG_ARCH),
+            # FlashMLA's CUTE_INVALID_CONTROL_PATH("This kernel only supports sm90"), DeepGEMM's device assert "This
+            # kernel only support sm_90a" / "sm_100f" (deep_gemm/include/deep_gemm/impls/sm90_*.cuh, sm100_*.cuh).
+            _p(r"this kernel only supports? sm_?\d+|only supports? sm_?\d{2,3}[af]?(?![A-Za-z0-9])", 2.5, PG_ARCH),
+            # FlashAttention-3 (hopper/flash_api.cpp) checks is_sm90 (major 9 and minor 0) and is built for sm_90a
+            # only (hopper/setup.py): "FlashAttention-3 only supports Hopper GPUs." names the one target.  On GPUs all
+            # below Hopper it is a guard refusing an older GPU (classify: _hopper_only_guards).
+            _p(r"FlashAttention(?:-3)? only supports Hopper GPUs(?! or)", 3, FA3_API),
             # CUTLASS aborts when an 'a'-only instruction (wgmma, tcgen05) was compiled without its 'a' target.
             _p(r"Arch conditional MMA instruction used without targeting", 4, CUTLASS_KERNEL),
             # CuTe's CUTE_INVALID_CONTROL_PATH("... without CUTE_ARCH_X_ENABLED"): the macros include/cute/arch/
@@ -375,10 +381,12 @@ CATEGORIES: tuple[Category, ...] = (
             # DeepGEMM's DG_HOST_ASSERT(arch_major == 9): "Assertion error (file:line): arch_major == 9".
             _p(r"Assertion error \([^)\n]*\):[^\n]{0,80}\barch_major\s*(?:==|>=)\s*\d+", 3, DEEPGEMM_ASSERT),
             _p(r"Unsupported architecture or scaling factor types", 3, DEEPGEMM),
-            # FlashAttention-3 (hopper/flash_api.cpp) checks is_sm90 (major 9, minor 0): "FlashAttention-3 only
-            # supports Hopper GPUs." (earlier: "FlashAttention only supports Hopper GPUs or newer.").  On a GPU above
-            # Hopper the cause is its sm_90a-only build (classify: _exact_hopper_guard_above_hopper).
-            _p(r"FlashAttention(?:-3)? only supports Hopper GPUs", 3, FA3_API),
+            # DeepGEMM's dispatch, DG_HOST_UNREACHABLE("Unsupported architecture"): it has kernels for majors 9 and
+            # 10 only (csrc/apis/*.hpp), and JIT-compiles them for the GPU's own 'a'/'f' target.
+            _p(r"Assertion error \([^)\n]*\): Unsupported architecture\b", 3, DEEPGEMM_ASSERT),
+            # FlashAttention-3's earlier "FlashAttention only supports Hopper GPUs or newer." (hopper/flash_api.cpp,
+            # an is_sm90 check) is matched by the or-newer pattern above; on GPUs above Hopper its sm_90a-only build
+            # is the cause (classify: _hopper_only_guards).
             # vLLM's kernels for one capability, refused below it: "No compiled cutlass_scaled_mm for CUDA device
             # capability: 80. Required capability: 90"; the nvfp4 kernels need Blackwell ("for SM 89 ... CC >= 100").
             _p(r"No compiled [^\n]{0,80}?capability: [1-8]\d\. Required capability: \d+", 3, VLLM_SCALED_MM),

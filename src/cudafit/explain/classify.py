@@ -18,6 +18,7 @@ from typing import cast
 from cudafit.explain.catalogue import (
     CATEGORIES,
     DRIVER_JIT,
+    FA3_API,
     FLASHMLA_BUILD,
     MIN_SCORE,
     UNKNOWN,
@@ -177,18 +178,31 @@ def _range_check_refusal(s: _Scoring) -> None:
         s.bump("ptx-jit-lower-arch", 1.0)  # it explains an "invalid device function" next to it
 
 
-def _hopper_only_guard_above_hopper(s: _Scoring) -> None:
-    """FlashAttention-3's ``is_sm90`` check (hopper/flash_api.cpp: major 9 and minor 0, "only supports Hopper GPUs")
-    and DeepGEMM's ``arch_major == 9`` guard libraries whose kernels are built for sm_90a only (hopper/setup.py,
-    DeepGEMM's JIT): on GPUs all above Hopper the guard is right because the build is 'a'-only, so the
-    arch-specific build is the cause; below Hopper it stays a guard refusing an older GPU."""
-    if "capability-guard" not in s.scores or not re.search(HOPPER_ONLY, s.body):
+def _hopper_only_guards(s: _Scoring) -> None:
+    """FlashAttention-3's ``is_sm90`` check (hopper/flash_api.cpp: major 9 and minor 0) and DeepGEMM's
+    ``arch_major == 9`` guard libraries whose kernels are built for sm_90a only (hopper/setup.py, DeepGEMM's JIT):
+    on GPUs all above Hopper the 'a'-only build is the cause (arch-specific), on GPUs all below Hopper the guard
+    rightly refuses an older GPU (capability-guard); without GPUs the message's own words decide."""
+    if not re.search(HOPPER_ONLY, s.body):
         return
     majors = {int(g["compute_capability"].split(".")[0]) for g in s.facts.get("gpus", [])}
-    if majors and min(majors) >= 10:
-        score, lines = s.scores.pop("capability-guard")
-        old = s.scores.get("arch-specific-mismatch", (0.0, []))
-        s.scores["arch-specific-mismatch"] = (max(score, old[0]) + 0.5, lines + old[1])
+    if not majors:
+        return
+    if min(majors) >= 10 and "capability-guard" in s.scores:
+        _move(s, "capability-guard", "arch-specific-mismatch")
+    elif (
+        max(majors) < 9
+        and "arch-specific-mismatch" in s.scores
+        and set(s.matches["arch-specific-mismatch"].sources) <= {FA3_API}
+    ):
+        _move(s, "arch-specific-mismatch", "capability-guard")
+
+
+def _move(s: _Scoring, src: str, dst: str) -> None:
+    """Category ``src``'s score and lines go to ``dst`` (the root cause a precedence rule found), half a point up."""
+    score, lines = s.scores.pop(src)
+    old = s.scores.get(dst, (0.0, []))
+    s.scores[dst] = (max(score, old[0]) + 0.5, lines + old[1])
 
 
 HOPPER_ONLY = r"FlashAttention(?:-3)? only supports Hopper GPUs|\barch_major\s*==\s*9\b"
@@ -244,7 +258,7 @@ def _mixed_host(s: _Scoring) -> None:
 _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _arch_specific_beside_missing_image,
     _range_check_refusal,
-    _hopper_only_guard_above_hopper,
+    _hopper_only_guards,
     _guard_naming_an_arch,
     _offline_or_driver_jit,
     _build_dropped_the_arch,

@@ -253,6 +253,12 @@ def ground_arch_specific(g: Ground) -> Grounded:
                 f"the code is built for {', '.join(special)} only, which cannot run on {describe(none)}: "
                 "'a' code runs on exactly its compute capability, 'f' code on its family only"
             )
+    elif special:
+        out.cause = (
+            f"the code is built for {', '.join(special)} only: 'a' code runs on exactly that compute capability "
+            f"({', '.join(str(cc_of_arch(a)) for a in special)}), 'f' code on its family only, so any other GPU "
+            "finds no usable code"
+        )
     return out
 
 
