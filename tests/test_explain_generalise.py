@@ -364,3 +364,23 @@ def test_a_mixed_host_listed_at_the_start_of_a_long_log_is_kept(tmp_path: Path) 
         excerpt = read_log(fh)
     (top, *_r) = classify(excerpt.text)
     assert top.category == "mixed-gpu"
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("ptxas k.ptx, line 9; error   : Feature 'tcgen05.mma' requires sm_100a", "sm_100a"),
+        ("ptxas k.ptx, line 9; error   : Instruction 'tcgen05.alloc' requires .target sm_100f", "sm_100f"),
+        (
+            "ERROR : Arch conditional MMA instruction used without targeting sm90a compute capability. Aborting.",
+            "sm_90a",
+        ),
+        ("Attempting to use wgmma.fence without CUTE_ARCH_MMA_SM90A_ENABLED", "sm_90a"),
+    ],
+)
+def test_the_target_a_kernel_needs_is_the_one_the_message_names(text: str, want: str) -> None:
+    (top, *_r) = explain_text(text)
+    assert top.category == "arch-specific-mismatch"
+    assert f"uses {want}-only instructions" in top.cause
+    number, variant = want[3:-1], want[-1]
+    assert f"nvcc -gencode arch=compute_{number}{variant},code={want}" in top.fixes[0]

@@ -278,7 +278,7 @@ CATEGORIES: tuple[Category, ...] = (
             # ptxas compiling 'a'-only instructions for the plain target: "Instruction 'wgmma.fence' not supported on
             # .target 'sm_90'", "Feature 'setmaxnreg' requires .target sm_90a or higher".
             _p(r"Instruction '[^'\n]+' not supported on \.target '?sm_\d{2,3}[af]?'?", 3, NVCC),
-            _p(r"Feature '[^'\n]+' requires \.target sm_\d{2,3}a\b", 3, NVCC),
+            _p(r"(?:Feature|Instruction|Modifier) '[^'\n]+' requires (?:\.target )?sm_\d{2,3}[af]\b", 3, NVCC),
             # ptxas 13.0's other target rejections (run here: PTX using wgmma/setmaxnreg/block-scaled mma
             # assembled for other targets): "Feature '.kind::mxf4' not supported on .target 'sm_120'",
             # "Instruction 'wgmma.fence' cannot be compiled for architecture 'sm_120'", and for PTX written for an
