@@ -84,6 +84,17 @@ LISTINGS = [
         "GPU 2 Compute Capability: 8.9",
         [("GPU 0,1", "9.0"), ("GPU 2", "8.9"), ("NVIDIA H100 80GB HBM3", "9.0"), ("NVIDIA GeForce RTX 4090", "8.9")],
     ),
+    (
+        "vLLM fused-MoE config name",
+        "Config file not found at /x/fused_moe/configs/E=64,N=1408,device_name=NVIDIA_GeForce_RTX_4090,"
+        "dtype=fp8_w8a8.json",
+        [("NVIDIA GeForce RTX 4090", "8.9")],
+    ),
+    (
+        "nvidia-smi -q",
+        "GPU 00000000:01:00.0\n    Product Name                          : NVIDIA GeForce RTX 4070 Laptop GPU\n",
+        [("NVIDIA GeForce RTX 4070 Laptop GPU", "8.9")],
+    ),
 ]
 
 
@@ -205,11 +216,11 @@ def test_real_arch_and_the_catalogue_needs_no_workaround() -> None:
     assert not any("[1-9]" in p.regex.pattern or "SM0" in p.regex.pattern for p in arch.patterns)
 
 
-# CuTe's CUTE_INVALID_CONTROL_PATH messages (include/cute/arch/*.hpp): the macros of cute/arch/config.hpp that
-# only 'a'/'f' targets define, and plain-arch ones that mean a lower arch instead.
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
+        # CuTe's CUTE_INVALID_CONTROL_PATH messages (include/cute/arch/*.hpp): the macros of cute/arch/config.hpp that
+        # only 'a'/'f' targets define, and plain-arch ones that mean a lower arch instead.
         ("Attempting to use wgmma.fence without CUTE_ARCH_MMA_SM90A_ENABLED", "arch-specific-mismatch"),
         ("Trying to use TMEM_LOAD without CUTE_ARCH_TCGEN05_TMEM_ENABLED.", "arch-specific-mismatch"),
         ("Attempting to use SM120_16x8x32_TN without CUTE_ARCH_F8F6F4_MMA_ENABLED", "arch-specific-mismatch"),
@@ -217,15 +228,11 @@ def test_real_arch_and_the_catalogue_needs_no_workaround() -> None:
         ("Trying to use tma without CUTE_ARCH_TMA_SM100_ENABLED.", "arch-specific-mismatch"),
         ("Attempting to use SM80_16x8x8_F32TF32TF32F32_TN without CUTE_ARCH_MMA_SM80_ENABLED", "unknown"),
         ("Trying to use __shfl_xor_sync without CUTE_ARCH_WARP_SHUFFLE_ENABLED.", "unknown"),
-    ],
-)
-def test_cute_control_paths(text: str, expected: str) -> None:
-    assert classify(text)[0].category == expected
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
+        # DeepGEMM's device asserts (deep_gemm/include/deep_gemm/impls/sm90_*.cuh, sm100_*.cuh)
+        ('Assertion `false and "This kernel only support sm_90a"` failed.', "arch-specific-mismatch"),
+        ('Assertion `false and "This kernel only support sm_100f"` failed.', "arch-specific-mismatch"),
+        # its host dispatch (csrc/apis/einsum.hpp): kernels for majors 9 and 10 only
+        ("RuntimeError: Assertion error (csrc/apis/einsum.hpp:57): Unsupported architecture", "capability-guard"),
         # FlashMLA csrc/api/dense_decode.h, sparse_fwd.h
         ("RuntimeError: Dense decode MLA is only supported on SM90a architecture", "arch-specific-mismatch"),
         (
@@ -299,20 +306,6 @@ def test_hopper_only_guards_depend_on_the_gpu(gpu: str, message: str, expected: 
         assert "sm_90a only" in top.cause
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        # DeepGEMM's device asserts (deep_gemm/include/deep_gemm/impls/sm90_*.cuh, sm100_*.cuh)
-        ('Assertion `false and "This kernel only support sm_90a"` failed.', "arch-specific-mismatch"),
-        ('Assertion `false and "This kernel only support sm_100f"` failed.', "arch-specific-mismatch"),
-        # its host dispatch (csrc/apis/einsum.hpp): kernels for majors 9 and 10 only
-        ("RuntimeError: Assertion error (csrc/apis/einsum.hpp:57): Unsupported architecture", "capability-guard"),
-    ],
-)
-def test_deepgemm(text: str, expected: str) -> None:
-    assert classify(text)[0].category == expected
-
-
 def test_torch_28_unsupported_code_warning() -> None:
     """torch/cuda/__init__.py's _warn_unsupported_code (2.8+): the GPU, the CCs the build carries, the verdict."""
     text = (
@@ -331,24 +324,6 @@ def test_torch_28_unsupported_code_warning() -> None:
     assert classify("Your installed torch==2.9.0+cu130 does not include kernels for this GPU.")[0].category == (
         "no-kernel-image"
     )
-
-
-@pytest.mark.parametrize(
-    ("text", "gpus"),
-    [
-        (  # vLLM's fused-MoE config lookup, named after torch.cuda.get_device_name()
-            "Config file not found at /x/fused_moe/configs/E=64,N=1408,device_name=NVIDIA_GeForce_RTX_4090,"
-            "dtype=fp8_w8a8.json",
-            [("NVIDIA GeForce RTX 4090", "8.9")],
-        ),
-        (  # nvidia-smi -q
-            "GPU 00000000:01:00.0\n    Product Name                          : NVIDIA GeForce RTX 4070 Laptop GPU\n",
-            [("NVIDIA GeForce RTX 4070 Laptop GPU", "8.9")],
-        ),
-    ],
-)
-def test_more_gpu_names(text: str, gpus: list[tuple[str, str]]) -> None:
-    assert _gpus(text) == gpus
 
 
 def test_a_mixed_host_listed_at_the_start_of_a_long_log_is_kept(tmp_path: Path) -> None:
