@@ -22,7 +22,7 @@ next to a real error.  ``vetoes`` name what a category's weaker patterns must no
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cudafit.explain.extract import UNPREFIXED_AF_MENTION
 from cudafit.rules.ecosystem import load_ecosystem
@@ -713,6 +713,48 @@ CATEGORIES: tuple[Category, ...] = (
         ),
     ),
 )
+
+# The CUDA runtime's and driver's own errors (issue 18).  Every cudaError_t and CUresult is recorded from
+# NVIDIA's headers (driver_types.h, cuda.h) and libcudart's string table by scripts/record_cuda_errors.py
+# (explain/data/cuda_errors.json, cudafit.explain.CUDA_ERRORS), each with the category its documentation
+# gives it (CUDART / CUDRV: the enum's doc comments).  The patterns below add the related errors the
+# sections above lack, in each form a log writes them: runtime name, driver name, cudaGetErrorString's text,
+# and the number ("error code N", "CUresult N"); tests/test_explain_cuda_errors.py checks every error of the
+# inventory, so an unrelated error (illegal address, out of memory, launch failure, ECC) stays unknown.
+_ERROR_NUMBER = r"(?:\berror(?: code)?[ :=]*|\bCUresult[ (=:.]*|\bCUDA failure )"
+_CUDA_ERROR_PATTERNS: dict[str, tuple[Pattern, ...]] = {
+    "driver-too-old": (
+        # 36: "the API call requires a newer CUDA driver than the one currently installed" (the driver's name).
+        _p(r"CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER", 3, CUDRV),
+        # 227 (CUDA 13.5): "loader version is insufficient for Fatbin": the driver predates the fatbin.
+        _p(
+            r"cudaErrorInsufficientLoaderVersion|CUDA_ERROR_INSUFFICIENT_LOADER_VERSION|"
+            r"Loader version is insufficient for fatbin",
+            4,
+            CUDRV,
+        ),
+        _p(rf"{_ERROR_NUMBER}(?:36|227)\b", 2, CUDART),
+        _p(r"\bCUresult[ (=:.]*804\b", 2, CUDRV),
+    ),
+    "no-kernel-image": (
+        # 221 / 223: the runtime falls back to JIT-compiling PTX only "if an application does not contain a
+        # suitable binary for the current device"; with no JIT library, or JIT disabled, nothing runs.
+        _p(
+            r"cudaErrorJitCompilerNotFound|CUDA_ERROR_JIT_COMPILER_NOT_FOUND|PTX JIT compiler library not found",
+            3,
+            CUDART,
+        ),
+        _p(
+            r"cudaErrorJitCompilationDisabled|CUDA_ERROR_JIT_COMPILATION_DISABLED|PTX JIT compilation was disabled",
+            3,
+            CUDART,
+        ),
+        _p(rf"{_ERROR_NUMBER}(?:221|223)\b", 2, CUDART),
+        _p(r"\bCUresult[ (=:.]*209\b", 2, CUDRV),
+    ),
+    "ptx-too-new-for-driver": (_p(r"\bCUresult[ (=:.]*222\b", 2, CUDRV),),
+}
+CATEGORIES = tuple(replace(c, patterns=c.patterns + _CUDA_ERROR_PATTERNS.get(c.id, ())) for c in CATEGORIES)
 
 # owner/repo -> the project a message comes from, for fixes that name the right framework.
 SOURCE_PROJECTS: dict[str, str] = {

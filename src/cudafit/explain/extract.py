@@ -10,9 +10,11 @@ names, codes and strings are those of ``cudaGetErrorName`` / ``cudaGetErrorStrin
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from importlib.resources import files
 from typing import Literal
 
 from cudafit.explain.evidence import Facts, SourceFile
@@ -47,44 +49,76 @@ _WIDE = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "：": ":
 
 @dataclass(frozen=True)
 class CudaError:
-    """One CUDA error as the runtime names it (``cudaError_t``), with its driver-API twin."""
+    """One CUDA error as the runtime names it (``cudaError_t``), with its driver-API twin.
+
+    ``string`` is ``cudaGetErrorString``'s text (the newest release's; ``strings`` holds every release's,
+    newest first); ``driver_name`` the ``CUresult`` of the same code.  A driver error without a runtime twin
+    (``CUDA_ERROR_KEY_ROTATION``) has its driver name in both and an empty ``string``.  ``categories`` and
+    ``certainty`` say how the error relates to explain's categories, decided from NVIDIA's documentation
+    of it (scripts/record_cuda_errors.py): ``"code"`` -- the error alone names its category; ``"context"``
+    -- it fits the causes in ``categories`` and the rest of the log decides; ``None`` -- unrelated.
+    """
 
     code: int
     name: str
     string: str
     driver_name: str | None = None
+    categories: tuple[str, ...] = ()
+    certainty: Literal["code", "context"] | None = None
+    strings: tuple[str, ...] = ()
+
+    @property
+    def related(self) -> bool:
+        """Whether the error can be one of explain's categories at all."""
+        return self.certainty is not None
 
 
-# libcudart 13.0's own strings (fatbin_spec.md §E.5), plus the few neighbours logs carry.
-CUDA_ERRORS: tuple[CudaError, ...] = (
-    CudaError(1, "cudaErrorInvalidValue", "invalid argument", "CUDA_ERROR_INVALID_VALUE"),
-    CudaError(35, "cudaErrorInsufficientDriver", "CUDA driver version is insufficient for CUDA runtime version"),
-    CudaError(36, "cudaErrorCallRequiresNewerDriver", "API call is not supported in the installed CUDA driver"),
-    CudaError(98, "cudaErrorInvalidDeviceFunction", "invalid device function"),
-    CudaError(100, "cudaErrorNoDevice", "no CUDA-capable device is detected", "CUDA_ERROR_NO_DEVICE"),
-    CudaError(200, "cudaErrorInvalidKernelImage", "device kernel image is invalid", "CUDA_ERROR_INVALID_IMAGE"),
-    CudaError(
-        209,
-        "cudaErrorNoKernelImageForDevice",
-        "no kernel image is available for execution on the device",
-        "CUDA_ERROR_NO_BINARY_FOR_GPU",
-    ),
-    CudaError(218, "cudaErrorInvalidPtx", "a PTX JIT compilation failed", "CUDA_ERROR_INVALID_PTX"),
-    CudaError(221, "cudaErrorJitCompilerNotFound", "PTX JIT compiler library not found"),
-    CudaError(
-        222,
-        "cudaErrorUnsupportedPtxVersion",
-        "the provided PTX was compiled with an unsupported toolchain.",
-        "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
-    ),
-    CudaError(
-        223,
-        "cudaErrorJitCompilationDisabled",
-        "PTX JIT compilation was disabled",
-        "CUDA_ERROR_JIT_COMPILATION_DISABLED",
-    ),
-    CudaError(804, "cudaErrorCompatNotSupportedOnDevice", "forward compatibility was attempted on non supported HW"),
-)
+def _load_cuda_errors() -> tuple[CudaError, ...]:
+    """Every runtime error, then the driver errors without a runtime twin, from ``data/cuda_errors.json``.
+
+    The file is recorded from NVIDIA's runtime wheels by scripts/record_cuda_errors.py (enums of
+    driver_types.h and cuda.h, libcudart's string table): no error is written here by hand.
+    """
+    doc = json.loads(files("cudafit.explain").joinpath("data/cuda_errors.json").read_text(encoding="utf-8"))
+    errors = [
+        CudaError(
+            row["code"],
+            row["name"],
+            row["strings"][0] if row["strings"] else "",
+            row["driver_name"],
+            tuple(row["categories"]),
+            row["certainty"],
+            tuple(row["strings"]),
+        )
+        for row in doc["runtime"]
+    ]
+    errors += [
+        CudaError(row["code"], row["name"], "", row["name"], tuple(row["categories"]), row["certainty"])
+        for row in doc["driver"]
+        if row["runtime_name"] is None
+    ]
+    return tuple(sorted(errors, key=lambda e: e.code))
+
+
+# libcudart's own strings and cuda.h's names (CUDA 12.9, 13.0, 13.5): every cudaError_t, and the CUresult
+# values without a runtime twin.
+CUDA_ERRORS: tuple[CudaError, ...] = _load_cuda_errors()
+_BY_NAME: dict[str, CudaError] = {n: e for e in CUDA_ERRORS for n in (e.name, e.driver_name) if n}
+# A code as the runtime numbers it; a driver-only code (202, 916) only where the text says CUresult.
+_BY_CODE: dict[int, CudaError] = {e.code: e for e in CUDA_ERRORS if e.name.startswith("cudaError")}
+_DRIVER_ONLY: dict[int, CudaError] = {e.code: e for e in CUDA_ERRORS if not e.name.startswith("cudaError")}
+
+
+def _by_string(errors: tuple[CudaError, ...]) -> dict[str, list[CudaError]]:
+    """Each string (lower case, no final period) -> the errors that return it (200 and 300 share one)."""
+    out: dict[str, list[CudaError]] = {}
+    for err in errors:
+        for string in err.strings:
+            out.setdefault(string.rstrip(".").lower(), []).append(err)
+    return out
+
+
+_BY_STRING = _by_string(CUDA_ERRORS)
 
 # A GPU architecture named in a library's guard -> its first compute capability (CUDA
 # Programming Guide, compute capabilities table; shared/reference/compute_capabilities.csv).
@@ -121,30 +155,76 @@ def _cc_of(number: str) -> str:
     return f"{n // 10}.{n % 10}"
 
 
+# The ways a log numbers a CUDA error; the group that matched says whose numbering (CUresult or cudaError_t).
+_NUMBER_FORMS = re.compile(
+    r"\b(?:cuda runtime )?error(?:\s+code)?\s*[:=#]?\s*\(?(?P<plain>\d{1,5})\)?(?![\d.])"
+    r"|\bcode\s*[=:]\s*(?P<code>\d{1,5})\b"
+    r"|\b(?:cudaError\w*|CUDA failure|cudaStatus)\s*[(=:]?\s*(?P<runtime>\d{1,5})\b"
+    r"|\bCUresult\s*[(=:.]?\s*(?P<driver>\d{1,5})\b",
+    re.I,
+)
+_NAMES = re.compile(r"\b(cudaError[A-Za-z]\w*|CUDA_ERROR_[A-Z0-9_]+)\b")
+# What makes a plain "error 2" or a short string ("out of memory") a CUDA error: CUDA named on its line.
+_CUDA_LINE = re.compile(r"cuda|nvrtc|\bptx\b|kernel|\bgpu\b|device|CUresult", re.I)
+# Strings specific enough to be a CUDA error anywhere: five words or more, or three with a CUDA term.
+_SPECIFIC = re.compile(r"CUDA|PTX|kernel|GPU|driver|device|NVLink|MPS|ECC|fatbin|capture|peer|cluster|texturing", re.I)
+# make's "*** [target] Error 1" is a build step's exit status, not a CUDA error.
+_MAKE_STATUS = re.compile(r"\*\*\* \[[^\]\n]*\] Error \d+")
+
+
+def _line_at(text: str, pos: int) -> str:
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def _numbered(text: str) -> set[CudaError]:
+    """The errors a text names by number: "error 209", "error code 209", "code=209", "CUDA failure 209",
+    "cudaError 209", "CUresult 202".  A bare "error N" counts only on a line that names CUDA."""
+    found: set[CudaError] = set()
+    for m in _NUMBER_FORMS.finditer(text):
+        kind = m.lastgroup or "plain"
+        code = int(m.group(kind))
+        if kind in ("plain", "code"):
+            line = _line_at(text, m.start())
+            if not _CUDA_LINE.search(line) or _MAKE_STATUS.search(line):
+                continue
+        err = _BY_CODE.get(code)
+        if kind == "driver":  # CUresult numbering: the runtime error of a shared code, or a driver-only one
+            err = err if err is not None and err.driver_name else _DRIVER_ONLY.get(code)
+        if err is not None:
+            found.add(err)
+    return found
+
+
+def _stringed(text: str) -> set[CudaError]:
+    """The errors whose ``cudaGetErrorString`` text appears: a specific one anywhere, a short generic one
+    ("out of memory", "invalid argument", "file not found") only on a line that names CUDA."""
+    low = text.lower()
+    found: set[CudaError] = set()
+    for string, errors in _BY_STRING.items():
+        pos = low.find(string)
+        if pos < 0:
+            continue
+        words = len(string.split())
+        specific = words >= 5 or (words >= 3 and _SPECIFIC.search(string))
+        while pos >= 0 and not specific and not _CUDA_LINE.search(_line_at(text, pos)):
+            pos = low.find(string, pos + 1)
+        if pos >= 0:
+            found.update(errors)
+    return found
+
+
 def iter_cuda_errors(text: str) -> list[CudaError]:
-    """The CUDA errors a text names by runtime/driver name, by string, or by ``error (code) N``."""
-    found: list[CudaError] = []
-    codes = {int(c) for c in re.findall(r"\berror(?: code)?[ :=]*(\d{1,3})\b", text, re.I)}
-    codes |= {int(c) for c in re.findall(r"\bcudaError\w*\s*\(?(\d{1,3})\)?", text)}
-    for err in CUDA_ERRORS:
-        if (
-            err.name in text
-            or (err.driver_name and err.driver_name in text)
-            or err.string.rstrip(".").lower() in text.lower()
-            or err.code in codes
-        ):
-            found.append(err)
-    # "invalid argument" is too common a phrase to stand alone: only as a CUDA error.
-    return [
-        e
-        for e in found
-        if e.code != 1
-        or re.search(
-            r"CUDA error: invalid argument|cudaErrorInvalidValue|"
-            r"CUDA_ERROR_INVALID_VALUE",
-            text,
-        )
-    ]
+    """The CUDA errors a text names by runtime/driver name, by string, or by number, in code order.
+
+    Every ``cudaError_t`` and ``CUresult`` is known (:data:`CUDA_ERRORS`); a string two codes share
+    ("device kernel image is invalid": 200 and 300) gives both.
+    """
+    found = {_BY_NAME[m.group(1)] for m in _NAMES.finditer(text) if m.group(1) in _BY_NAME} | _numbered(text)
+    # A shared string names whichever of its errors the name or number beside it names.
+    found |= {e for e in _stringed(text) if found.isdisjoint(_BY_STRING[e.string.rstrip(".").lower()]) or e in found}
+    return sorted(found, key=lambda e: (e.code, e.name))
 
 
 def _uniq(items: list[str]) -> list[str]:
