@@ -95,6 +95,26 @@ LISTINGS = [
         "GPU 00000000:01:00.0\n    Product Name                          : NVIDIA GeForce RTX 4070 Laptop GPU\n",
         [("NVIDIA GeForce RTX 4070 Laptop GPU", "8.9")],
     ),
+    (  # vllm/platforms/cuda.py log_warnings, one line (0.8+) and one name per logger line (earlier)
+        "vLLM different devices",
+        "WARNING 03-20 23:36:27 [cuda.py:394] Detected different devices in the system: NVIDIA GeForce RTX 4080 "
+        "SUPER, NVIDIA GeForce RTX 3060. Please make sure to set `CUDA_DEVICE_ORDER=PCI_BUS_ID` to avoid unexpected "
+        "behavior.",
+        [("NVIDIA GeForce RTX 4080 SUPER", "8.9"), ("NVIDIA GeForce RTX 3060", "8.6")],
+    ),
+    (
+        "vLLM different devices, one per line",
+        "WARNING 02-13 10:47:30 cuda.py:336] Detected different devices in the system: \n"
+        "WARNING 02-13 10:47:30 cuda.py:336] NVIDIA A100-SXM4-80GB\nWARNING 02-13 10:47:30 cuda.py:336] Tesla T4\n"
+        "WARNING 02-13 10:47:30 cuda.py:336] Please make sure to set `CUDA_DEVICE_ORDER=PCI_BUS_ID` to avoid "
+        "unexpected behavior.",
+        [("NVIDIA A100-SXM4-80GB", "8.0"), ("Tesla T4", "7.5")],
+    ),
+    (  # nvidia-smi --query-gpu=name,compute_cap --format=csv
+        "nvidia-smi --query-gpu csv",
+        "name, compute_cap\nNVIDIA GeForce RTX 3090, 8.6\nTesla P40, 6.1\n",
+        [("NVIDIA GeForce RTX 3090", "8.6"), ("Tesla P40", "6.1")],
+    ),
 ]
 
 
@@ -112,6 +132,7 @@ def test_gpu_listings_become_gpus_with_their_compute_capability(
         "GPU 1: 8.6",  # numbers are not names
         "GPU 0: NVIDIA GeForce ...",  # nvidia-smi's truncated name
         "|   0  NVIDIA Quantum Frobnicator 9000  Off  | 00000000:01:00.0 Off |  N/A |",  # unknown to the table
+        "Tesla P40, 6.1",  # a CSV row without nvidia-smi's header naming the columns
     ],
 )
 def test_names_the_gpu_table_does_not_know_are_left_out(text: str) -> None:
@@ -359,3 +380,19 @@ def test_the_target_a_kernel_needs_is_the_one_the_message_names(text: str, want:
     assert f"uses {want}-only instructions" in top.cause
     number, variant = want[3:-1], want[-1]
     assert f"nvcc -gencode arch=compute_{number}{variant},code={want}" in top.fixes[0]
+
+
+def test_get_arch_list_is_the_build_archs() -> None:
+    text = "2.7.1+cu128\n['sm_75', 'sm_80', 'sm_86', 'sm_90', 'sm_100', 'sm_120', 'compute_120']"
+    assert extract_facts(text)["build_archs"] == ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+
+
+def test_names_looked_up_are_bounded() -> None:
+    """Each name the GPU table does not know costs a near-miss search: a log full of "GPU 0: ..." lines stays fast."""
+    import time
+
+    text = "\n".join(f"GPU 0: step {i} loss 0.{i}" for i in range(2000)) + "\nGPU 1: Tesla T4"
+    start = time.perf_counter()
+    facts = extract_facts(text)
+    assert time.perf_counter() - start < 2.0
+    assert facts["gpus"] == [{"name": "Tesla T4", "compute_capability": "7.5"}]  # only names with a product word

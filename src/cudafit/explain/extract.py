@@ -10,6 +10,7 @@ names, codes and strings are those of ``cudaGetErrorName`` / ``cudaGetErrorStrin
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -299,6 +300,9 @@ _GPU_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     # repr): "_CudaDeviceProperties(name='NVIDIA A10G', major=8, minor=6, total_memory=...)"; releases before
     # 1.10 print the name and memory only, and the name is then looked up (GPU_LISTINGS below).
     (re.compile(r"_CudaDeviceProperties\(name='([^'\n]{1,80})', major=(\d+), minor=(\d+)"), "major_minor"),
+    # nvidia-smi --query-gpu=name,compute_cap --format=csv[,noheader] (https://docs.nvidia.com/deploy/nvidia-smi/,
+    # compute_cap since driver 510): "NVIDIA GeForce RTX 3090, 8.6", after its "name, compute_cap" header.
+    (re.compile(r"(?m)^([A-Za-z][^,\n]{1,80}), (\d{1,2}\.\d)[ \t]*$"), "cc_csv"),
     # sglang's check_env (sgl-project/sglang:python/sglang/check_env.py): "GPU 0,1 Compute Capability: 8.6"
     (re.compile(r"(?m)^[ \t]*GPU (\d+(?:,\d+)*) Compute Capability: (\d+\.\d)(?!\d)"), "cc_index"),
 )
@@ -361,16 +365,65 @@ def iter_gpus(text: str) -> Iterator[tuple[str, str]]:
                 yield name, f"{m.group(2)}.{m.group(3)}"
             elif form == "cc_index":
                 yield f"GPU {name}", m.group(2)
+            elif form == "cc_csv":
+                # the header names the columns; without it "word, 8.6" is no GPU (the table must know the name)
+                if "compute_cap" in text and _has_product_word(name) and _table_cc(name) == m.group(2):
+                    yield name, m.group(2)
             else:
                 yield f"GPU {name}", f"{m.group(2)}.{m.group(3)}"
-    for rx in GPU_LISTINGS:
-        for m in rx.finditer(text):
-            name = m.group(1).replace("_", " ").strip()
-            cc = _table_cc(name)
-            if cc:
-                yield name, cc
+    names = [m.group(1) for rx in GPU_LISTINGS for m in rx.finditer(text)]
+    names += _vllm_different_devices(text)
+    # A name the table does not know costs a few milliseconds (its near-miss search): only names with a word of the
+    # table's names are looked up, and a bounded number of them.
+    candidates = dict.fromkeys(raw.replace("_", " ").strip() for raw in names)
+    for name in [n for n in candidates if _has_product_word(n)][:_MAX_LOOKUPS]:
+        cc = _table_cc(name)
+        if cc:
+            yield name, cc
 
 
+_MAX_LOOKUPS = 32
+
+
+@functools.lru_cache(maxsize=1)
+def _product_words() -> frozenset[str]:
+    """Every word of the GPU table's names and aliases, without the vendor words (``normalize_gpu_name``)."""
+    from cudafit.rules.gpus import iter_gpu_specs, normalize_gpu_name
+
+    return frozenset(
+        word for spec in iter_gpu_specs() for n in (spec.name, *spec.aliases) for word in normalize_gpu_name(n).split()
+    )
+
+
+def _has_product_word(name: str) -> bool:
+    """Whether ``name`` reads like a product name: it starts with a word of the table's names and at least half of
+    its words are such words ("A100-PCIE-40GB MIG 1g.5gb" is, "step 980 loss 0.980" is not, though the table would
+    find a GTX 980 in it)."""
+    from cudafit.rules.gpus import normalize_gpu_name
+
+    words = normalize_gpu_name(name, drop_memory=True).split()
+    known = [word in _product_words() for word in words]
+    return bool(words) and known[0] and 2 * sum(known) >= len(words)
+
+
+# vLLM's CudaPlatform.log_warnings (vllm-project/vllm:vllm/platforms/cuda.py) names every GPU of a host whose GPUs
+# differ: "Detected different devices in the system: NVIDIA GeForce RTX 4080 SUPER, NVIDIA GeForce RTX 3060. Please
+# make sure to set `CUDA_DEVICE_ORDER=PCI_BUS_ID` ..." (earlier releases: one name per line, each line with the
+# logger's "WARNING 02-13 10:47:30 cuda.py:336] " prefix).
+_VLLM_DEVICES = re.compile(r"Detected different devices in the system:([\s\S]{1,2000}?)\.?\s*Please make sure to set")
+_VLLM_PREFIX = re.compile(r"^\s*(?:DEBUG|INFO|WARNING|ERROR)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+\[?[\w.]+:\d+\]?\s*")
+
+
+def _vllm_different_devices(text: str) -> list[str]:
+    """The GPU names of vLLM's "Detected different devices in the system" warning."""
+    m = _VLLM_DEVICES.search(text)
+    if not m:
+        return []
+    lines = [_VLLM_PREFIX.sub("", line) for line in m.group(1).splitlines()]
+    return [name.strip() for line in lines for name in line.split(",") if name.strip()]
+
+
+@functools.lru_cache(maxsize=256)
 def _table_cc(name: str) -> str | None:
     """The compute capability cudafit's GPU table gives a product name (``None``: unknown or ambiguous name).
 
@@ -702,6 +755,11 @@ def _listed_build_archs(text: str) -> Facts:
     listed = re.findall(r"^[ \t]*- (\d+)\.(\d) which supports hardware CC", text, re.M)
     if listed and "build_archs" not in out:
         out["build_archs"] = _sorted_archs([f"sm_{a}{b}" for a, b in listed])
+    # torch.cuda.get_arch_list() printed: "['sm_75', 'sm_80', 'sm_90', 'sm_120', 'compute_120']" (the cubins; a
+    # compute_XY entry is PTX, which the list of what runs as-is leaves out)
+    m = re.search(r"\[\s*'sm_\d{2,3}[af]?'(?:,\s*'(?:sm|compute)_\d{2,3}[af]?')*\s*\]", text)
+    if m and "build_archs" not in out:
+        out["build_archs"] = _sorted_archs(re.findall(r"sm_\d{2,3}[af]?", m.group(0)))
     return out
 
 
