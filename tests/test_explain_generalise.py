@@ -110,6 +110,11 @@ LISTINGS = [
         "unexpected behavior.",
         [("NVIDIA A100-SXM4-80GB", "8.0"), ("Tesla T4", "7.5")],
     ),
+    (  # accelerate env / transformers env
+        "accelerate env",
+        "- PyTorch version (GPU?): 2.5.1+cu124 (True)\n- GPU type: NVIDIA A100-SXM4-80GB\n",
+        [("NVIDIA A100-SXM4-80GB", "8.0")],
+    ),
     (  # nvidia-smi --query-gpu=name,compute_cap --format=csv
         "nvidia-smi --query-gpu csv",
         "name, compute_cap\nNVIDIA GeForce RTX 3090, 8.6\nTesla P40, 6.1\n",

@@ -328,6 +328,9 @@ GPU_LISTINGS: tuple[re.Pattern[str], ...] = (
     ),
     # torch.cuda.get_device_properties() before 1.10: "_CudaDeviceProperties(name='NVIDIA A10G', total_memory=...)"
     re.compile(r"_CudaDeviceProperties\(name='([^'\n]{1,80})', total_memory="),
+    # `accelerate env` / `transformers env` (huggingface/accelerate:src/accelerate/commands/env.py,
+    # huggingface/transformers:src/transformers/commands/env.py): "- GPU type: NVIDIA A100-SXM4-80GB"
+    re.compile(r"(?m)^[ \t]*-?[ \t]*GPU type:[ \t]*([A-Za-z][^\n]{1,79}?)[ \t]*$"),
     # nvidia-smi -q: "    Product Name                          : NVIDIA GeForce RTX 4070 Laptop GPU"
     re.compile(r"(?m)^[ \t]*Product Name[ \t]*: ([A-Za-z][^\n]{1,79}?)[ \t]*$"),
     # vLLM's and sglang's fused-MoE tuning files are named after torch.cuda.get_device_name() with "_" for " "
