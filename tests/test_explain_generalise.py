@@ -8,6 +8,7 @@ made-up values; none is a corpus record.
 from __future__ import annotations
 
 import json
+from importlib.resources import files
 from pathlib import Path
 
 import jsonschema
@@ -401,3 +402,17 @@ def test_names_looked_up_are_bounded() -> None:
     facts = extract_facts(text)
     assert time.perf_counter() - start < 2.0
     assert facts["gpus"] == [{"name": "Tesla T4", "compute_capability": "7.5"}]  # only names with a product word
+
+
+def test_a_mixed_host_with_any_unrelated_cuda_error_stays_unknown() -> None:
+    """Every CUDA error the inventory calls unrelated (src/cudafit/explain/data/cuda_errors.json), after a listing
+    of two compute capabilities: a mixed host is no cause of an out-of-memory or an illegal address."""
+    data = json.loads(files("cudafit.explain").joinpath("data/cuda_errors.json").read_text())
+    rows = data["runtime"] + data["driver"]
+    related = {s for r in rows if r["certainty"] is not None for s in r["strings"]}
+    strings = sorted({s for r in rows if r["certainty"] is None for s in r["strings"]} - related)
+    assert len(strings) > 100
+    wrong = [
+        s for s in strings if [f.category for f in classify(f"{MIXED}RuntimeError: CUDA error: {s}")] != ["unknown"]
+    ]
+    assert not wrong
