@@ -268,6 +268,12 @@ def test_real_arch_and_the_catalogue_needs_no_workaround() -> None:
         ),
         # FlashInfer compilation_context.get_nvcc_flags_list
         ("RuntimeError: No supported CUDA architectures found for major versions [10, 11].", "arch-specific-mismatch"),
+        # Thrust's get_ptx_version (NVIDIA/cccl thrust/system/cuda/detail/core/util.h)
+        (
+            "thrust::system::system_error\n  what():  This program was not compiled for SM 75\n"
+            ": cudaErrorInvalidDevice: invalid device ordinal",
+            "no-kernel-image",
+        ),
         # vLLM scaled_mm_entry.cu: c3x kernels (a/f targets) for >= 9.0, c2x (plain) below, one-capability kernels
         (
             "NotImplementedError: No compiled cutlass_scaled_mm for a compute capability less than CUDA device "

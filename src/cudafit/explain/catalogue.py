@@ -143,6 +143,7 @@ DEEPGEMM = "deepseek-ai/DeepGEMM:csrc/apis/attention.hpp"
 CUTLASS_GMMA = "NVIDIA/cutlass:include/cute/arch/mma_sm90_gmma.hpp"
 CUTLASS_KERNEL = "NVIDIA/cutlass:include/cutlass/gemm/kernel/sm90_gemm_tma_warpspecialized.hpp"
 CUTE_CONFIG = "NVIDIA/cutlass:include/cute/arch/config.hpp"
+THRUST_UTIL = "NVIDIA/cccl:thrust/thrust/system/cuda/detail/core/util.h"
 FLASHINFER_ENV = "flashinfer-ai/flashinfer:flashinfer/jit/env.py"
 FLASHINFER_CONTEXT = "flashinfer-ai/flashinfer:flashinfer/compilation_context.py"
 FLASHMLA_API = "deepseek-ai/FlashMLA:csrc/api/dense_decode.h"
@@ -210,6 +211,9 @@ CATEGORIES: tuple[Category, ...] = (
                 3,
                 VLLM_SCALED_MM,
             ),
+            # Thrust/CUB's get_ptx_version finds no code for the device (XGBoost, cuML, CUDA extensions using
+            # Thrust): "This program was not compiled for SM 75" with cudaErrorInvalidDevice.
+            _p(r"This program was not compiled for SM ?\d{2,3}\b", 3, THRUST_UTIL),
             # libspconv (C++ only) has no NVRTC fallback for a GPU arch outside its prebuilt kernels.
             _p(r"GemmTunerSimple_cached_get_nvrtc_params[\s\S]{0,200}not implemented in c\+\+", 3, SPCONV_OPS),
         ),
@@ -780,6 +784,7 @@ SOURCE_PROJECTS: dict[str, str] = {
     "NVIDIA/TransformerEngine": "transformer-engine",
     "deepseek-ai/DeepGEMM": "deepgemm",
     "NVIDIA/cutlass": "cutlass",
+    "NVIDIA/cccl": "thrust",
     "deepseek-ai/FlashMLA": "flashmla",
     "llvm/llvm-project": "llvm",
     "traveller59/spconv": "spconv",

@@ -280,6 +280,9 @@ _GPU_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     # cutlass_scaled_mm for ... CUDA device capability: 121", "No compiled nvfp4 mm kernel for SM 89"
     # (csrc/quantization/cutlass_w8a8/scaled_mm_entry.cu, csrc/quantization/fp4/nvfp4_scaled_mm_entry.cu).
     (re.compile(r"()No compiled [^\n]{0,80}?(?:CUDA device capability: |kernel for SM )(\d{2,3})\b"), "sm"),
+    # Thrust/CUB (NVIDIA/cccl:thrust/thrust/system/cuda/detail/core/util.h) names the device's SM version it has no
+    # code for: "This program was not compiled for SM 75"
+    (re.compile(r"()This program was not compiled for SM ?(\d{2,3})\b"), "sm"),
     # deviceQuery (NVIDIA/cuda-samples:Samples/1_Utilities/deviceQuery/deviceQuery.cpp): 'Device 0: "NAME"', then
     # "  CUDA Capability Major/Minor version number:    8.6" a line or two below.
     (
