@@ -116,6 +116,12 @@ LISTINGS = [
         "- PyTorch version (GPU?): 2.5.1+cu124 (True)\n- GPU type: NVIDIA A100-SXM4-80GB\n",
         [("NVIDIA A100-SXM4-80GB", "8.0")],
     ),
+    (  # PyTorch Lightning's matmul-precision hint
+        "Lightning",
+        "You are using a CUDA device ('NVIDIA GeForce RTX 4090') that has Tensor Cores. To properly utilize them, you "
+        "should set `torch.set_float32_matmul_precision('medium' | 'high')`",
+        [("NVIDIA GeForce RTX 4090", "8.9")],
+    ),
     (  # nvidia-smi --query-gpu=name,compute_cap --format=csv
         "nvidia-smi --query-gpu csv",
         "name, compute_cap\nNVIDIA GeForce RTX 3090, 8.6\nTesla P40, 6.1\n",
