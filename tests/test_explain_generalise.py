@@ -122,6 +122,11 @@ LISTINGS = [
         "should set `torch.set_float32_matmul_precision('medium' | 'high')`",
         [("NVIDIA GeForce RTX 4090", "8.9")],
     ),
+    (  # ComfyUI's start-up line
+        "ComfyUI",
+        "Total VRAM 24564 MB, total RAM 64706 MB\nDevice: cuda:0 NVIDIA GeForce RTX 3090 : cudaMallocAsync\n",
+        [("NVIDIA GeForce RTX 3090", "8.6")],
+    ),
     (  # nvidia-smi --query-gpu=name,compute_cap --format=csv
         "nvidia-smi --query-gpu csv",
         "name, compute_cap\nNVIDIA GeForce RTX 3090, 8.6\nTesla P40, 6.1\n",

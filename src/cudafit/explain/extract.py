@@ -337,6 +337,9 @@ GPU_LISTINGS: tuple[re.Pattern[str], ...] = (
     # PyTorch Lightning (Lightning-AI/pytorch-lightning:src/lightning/fabric/accelerators/cuda.py,
     # _check_cuda_matmul_precision): "You are using a CUDA device ('NVIDIA GeForce RTX 4090') that has Tensor Cores."
     re.compile(r"You are using a CUDA device \('([^'\n]{1,80})'\)"),
+    # ComfyUI (comfyanonymous/ComfyUI:comfy/model_management.py, get_torch_device_name) at start-up: "Device:
+    # cuda:0 NVIDIA GeForce RTX 4090 : cudaMallocAsync" (the allocator backend after " : ")
+    re.compile(r"Device: cuda:\d+ ([A-Za-z][^\n]{1,79}?) : (?:cudaMallocAsync|native)\b"),
     # nvidia-smi -q: "    Product Name                          : NVIDIA GeForce RTX 4070 Laptop GPU"
     re.compile(r"(?m)^[ \t]*Product Name[ \t]*: ([A-Za-z][^\n]{1,79}?)[ \t]*$"),
     # vLLM's and sglang's fused-MoE tuning files are named after torch.cuda.get_device_name() with "_" for " "
