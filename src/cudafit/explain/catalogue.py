@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from cudafit.explain.extract import UNPREFIXED_AF_MENTION
 from cudafit.rules.ecosystem import load_ecosystem
 
 __all__ = [
@@ -148,6 +149,14 @@ TE_COMMON = "NVIDIA/TransformerEngine:transformer_engine/common/ep/ep_backend.cp
 DEEPGEMM = "deepseek-ai/DeepGEMM:csrc/apis/attention.hpp"
 CUTLASS_GMMA = "NVIDIA/cutlass:include/cute/arch/mma_sm90_gmma.hpp"
 CUTLASS_KERNEL = "NVIDIA/cutlass:include/cutlass/gemm/kernel/sm90_gemm_tma_warpspecialized.hpp"
+CUTE_CONFIG = "NVIDIA/cutlass:include/cute/arch/config.hpp"
+THRUST_UTIL = "NVIDIA/cccl:thrust/thrust/system/cuda/detail/core/util.h"
+FLASHINFER_ENV = "flashinfer-ai/flashinfer:flashinfer/jit/env.py"
+FLASHINFER_CONTEXT = "flashinfer-ai/flashinfer:flashinfer/compilation_context.py"
+FLASHMLA_API = "deepseek-ai/FlashMLA:csrc/api/dense_decode.h"
+FA3_API = "Dao-AILab/flash-attention:hopper/flash_api.cpp"
+VLLM_SCALED_MM = "vllm-project/vllm:csrc/quantization/cutlass_w8a8/scaled_mm_entry.cu"
+VLLM_NVFP4 = "vllm-project/vllm:csrc/quantization/fp4/nvfp4_scaled_mm_entry.cu"
 # FlashMLA's setup.py builds -gencode arch=compute_90a,code=sm_90a and compute_100f,code=sm_100f only (earlier
 # releases and sgl-kernel's cmake/flashmla.cmake: sm_90a, sm_100a): no plain-arch code, no PTX.
 FLASHMLA_BUILD = "deepseek-ai/FlashMLA:setup.py"
@@ -186,6 +195,12 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"\bCUDA failure 209\b", 3, ORT_CUDA),
             _p(r"with CUDA capability sm_\d+ is not compatible with the current PyTorch installation", 3, TORCH_CUDA),
             _p(r"PyTorch no longer supports this GPU because it is too old", 3, TORCH_CUDA),
+            # _warn_unsupported_code (torch 2.8+): "Your installed torch==2.9.0+cu130 does not include kernels for
+            # this GPU", "No published PyTorch CUDA builds for release 2.13.0+cu130 support this GPU", "... to install
+            # a PyTorch release that supports one of these CUDA versions: 12.6"
+            _p(r"does not include kernels for this GPU", 3, TORCH_CUDA),
+            _p(r"No published PyTorch CUDA builds for release \S+ support this GPU", 2, TORCH_CUDA),
+            _p(r"to install a PyTorch release that supports one of these CUDA versions", 2, TORCH_CUDA),
             _p(r"Ignoring (?:visible )?gpu device .{0,160}The minimum required Cuda capability is", 3, TF_GPU),
             # cudaErrorSymbolNotFound: the loaded module has no such kernel (bitsandbytes built without the arch).
             _p(r"named symbol not found|cudaErrorSymbolNotFound|CUDA_ERROR_NOT_FOUND", 1.5, CUDART),
@@ -197,6 +212,15 @@ CATEGORIES: tuple[Category, ...] = (
             ),
             # spconv: "[WARNING]your gpu arch (8, 6) isn't compiled in prebuilt, may cause invalid device function."
             _p(r"your gpu arch \(\d+, \d+\) isn't compiled in prebuilt", 3, SPCONV),
+            # vLLM's CUTLASS 2.x kernels (plain sm75/sm80/sm89) missing from the build for the GPU below 9.0.
+            _p(
+                r"No compiled cutlass_scaled_mm for a compute capability less than CUDA device capability: [1-8]\d\b",
+                3,
+                VLLM_SCALED_MM,
+            ),
+            # Thrust/CUB's get_ptx_version finds no code for the device (XGBoost, cuML, CUDA extensions using
+            # Thrust): "This program was not compiled for SM 75" with cudaErrorInvalidDevice.
+            _p(r"This program was not compiled for SM ?\d{2,3}\b", 3, THRUST_UTIL),
             # libspconv (C++ only) has no NVRTC fallback for a GPU arch outside its prebuilt kernels.
             _p(r"GemmTunerSimple_cached_get_nvrtc_params[\s\S]{0,200}not implemented in c\+\+", 3, SPCONV_OPS),
         ),
@@ -234,44 +258,81 @@ CATEGORIES: tuple[Category, ...] = (
     ),
     # PG13 §5.1.2.1-5.1.2.2 (https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/
     # compute-capabilities.html): 'a' code runs on exactly one CC, 'f' code on its family (Table 28).
-    # Arch numbers are matched as [1-9]\d{1,2} (10-999): "sm_00a" names no compute capability.
+    # An arch name alone counts only when it names a real a/f target (the ``archs`` facts, checked against the
+    # compute capability table by :mod:`.extract`; classify drops the category otherwise).
     Category(
         "arch-specific-mismatch",
         "code built only for an arch-specific (a) or family (f) target",
         (
-            _p(r"(?<![A-Za-z0-9])(?:sm|compute)_?[1-9]\d{1,2}a(?![A-Za-z0-9])", 1.5, PG_ARCH),
-            _p(r"(?<![A-Za-z0-9])(?:sm|compute)_?[1-9]\d{2}f(?![A-Za-z0-9])", 1.0, PG_ARCH),
-            _p(r"this kernel only supports sm_?\d+|only supports? sm_?\d{2,3}a?(?![A-Za-z0-9])", 2.5, PG_ARCH),
+            _p(r"(?<![A-Za-z0-9])(?:sm|compute)_?\d{2,3}a(?![A-Za-z0-9])", 1.5, PG_ARCH),
+            _p(r"(?<![A-Za-z0-9])(?:sm|compute)_?\d{3}f(?![A-Za-z0-9])", 1.0, PG_ARCH),
+            # The same targets as build systems and caches write them ("arch 90a", TORCH_CUDA_ARCH_LIST="9.0a",
+            # CMake's "90a;100a", FlashInfer's JIT cache ~/.cache/flashinfer/120a/).
+            _p(UNPREFIXED_AF_MENTION, 1.5, FLASHINFER_ENV),
+            # FlashMLA's CUTE_INVALID_CONTROL_PATH("This kernel only supports sm90"), DeepGEMM's device assert "This
+            # kernel only support sm_90a" / "sm_100f" (deep_gemm/include/deep_gemm/impls/sm90_*.cuh, sm100_*.cuh).
+            _p(r"this kernel only supports? sm_?\d+|only supports? sm_?\d{2,3}[af]?(?![A-Za-z0-9])", 2.5, PG_ARCH),
+            # FlashAttention-3 (hopper/flash_api.cpp) checks is_sm90 (major 9 and minor 0) and is built for sm_90a
+            # only (hopper/setup.py): "FlashAttention-3 only supports Hopper GPUs." names the one target.  On GPUs all
+            # below Hopper it is a guard refusing an older GPU (classify: _hopper_only_guards).
+            _p(r"FlashAttention(?:-3)? only supports Hopper GPUs(?! or)", 3, FA3_API),
             # CUTLASS aborts when an 'a'-only instruction (wgmma, tcgen05) was compiled without its 'a' target.
             _p(r"Arch conditional MMA instruction used without targeting", 4, CUTLASS_KERNEL),
-            _p(r"without CUTE_ARCH_(?!\w*SM0)\w+_ENABLED|CUTLASS_ARCH_MMA_SM[1-9]\d{1,2}A?_ENABLED", 4, CUTLASS_GMMA),
+            # CuTe's CUTE_INVALID_CONTROL_PATH("... without CUTE_ARCH_X_ENABLED"): the macros include/cute/arch/
+            # config.hpp defines only for 'a'/'f' targets (CUTLASS_ARCH_MMA_SM90A/SM100A/SM120F...): wgmma, tcgen05,
+            # TMEM, the block-scaled and f8f6f4 MMAs, the SM100 ldmatrix/stmatrix/256-bit loads, and TMA beyond
+            # sm_90.  Not the plain-arch ones (CUTE_ARCH_MMA_SM80_ENABLED, WARP_SHUFFLE): those mean a lower arch.
+            _p(
+                r"without CUTE_ARCH_(?:\w*SM\d{2,3}[AF]|TCGEN05\w*|M?X?F8F6F4\w*|MXF4\w*|TMA_SM\d{2,3}|STSM_SM90|"
+                r"DEVICE_MODIFIABLE_TMA_SM90)_ENABLED|CUTLASS_ARCH_MMA_SM\d{2,3}[AF]_ENABLED",
+                4,
+                CUTE_CONFIG,
+            ),
             # ptxas compiling 'a'-only instructions for the plain target: "Instruction 'wgmma.fence' not supported on
             # .target 'sm_90'", "Feature 'setmaxnreg' requires .target sm_90a or higher".
-            _p(r"Instruction '[^'\n]+' not supported on \.target '?sm_[1-9]\d{1,2}[af]?'?", 3, NVCC),
-            _p(r"Feature '[^'\n]+' requires \.target sm_[1-9]\d{1,2}a\b", 3, NVCC),
+            _p(r"Instruction '[^'\n]+' not supported on \.target '?sm_\d{2,3}[af]?'?", 3, NVCC),
+            _p(r"(?:Feature|Instruction|Modifier) '[^'\n]+' requires (?:\.target )?sm_\d{2,3}[af]\b", 3, NVCC),
             # ptxas 13.0's other target rejections (run here: PTX using wgmma/setmaxnreg/block-scaled mma
             # assembled for other targets): "Feature '.kind::mxf4' not supported on .target 'sm_120'",
             # "Instruction 'wgmma.fence' cannot be compiled for architecture 'sm_120'", and for PTX written for an
             # 'a' target: "PTX with .target 'sm_90a' cannot be compiled for architecture 'sm_90'".
-            _p(r"Feature '[^'\n]+' not supported on \.target '?sm_[1-9]\d{1,2}[af]?'?", 3, NVCC),
+            _p(r"Feature '[^'\n]+' not supported on \.target '?sm_\d{2,3}[af]?'?", 3, NVCC),
             _p(
-                r"Instruction '[^'\n]+' cannot be compiled for architecture '?(?:sm|compute)_[1-9]\d{1,2}[af]?'?",
+                r"Instruction '[^'\n]+' cannot be compiled for architecture '?(?:sm|compute)_\d{2,3}[af]?'?",
                 3,
                 NVCC,
             ),
-            _p(r"PTX with \.target '?sm_[1-9]\d{1,2}[af]'? cannot be compiled for architecture", 4, NVCC),
+            _p(r"PTX with \.target '?sm_\d{2,3}[af]'? cannot be compiled for architecture", 4, NVCC),
             # PTX ISA: PTX for an 'a' target "cannot be run on later generation devices": the driver's JIT of it
             # fails on any other GPU (CUDA_ERROR_INVALID_PTX, "a PTX JIT compilation failed").
             _p(
                 r"(?:a PTX JIT compilation failed|CUDA_ERROR_INVALID_PTX|cudaErrorInvalidPtx)[\s\S]{0,600}"
-                r"(?<![A-Za-z0-9])(?:sm|compute)_[1-9]\d{1,2}a(?![A-Za-z0-9])|"
-                r"(?<![A-Za-z0-9])(?:sm|compute)_[1-9]\d{1,2}a(?![A-Za-z0-9])[\s\S]{0,600}"
+                r"(?<![A-Za-z0-9])(?:sm|compute)_\d{2,3}a(?![A-Za-z0-9])|"
+                r"(?<![A-Za-z0-9])(?:sm|compute)_\d{2,3}a(?![A-Za-z0-9])[\s\S]{0,600}"
                 r"(?:a PTX JIT compilation failed|CUDA_ERROR_INVALID_PTX|cudaErrorInvalidPtx)",
                 3,
                 PTX_ISA,
             ),
             # Kernels of a library built for 'a' targets only: weak alone, decisive next to "no kernel image".
             _p(r"\bFlashMLA\b|flash_mla|flash_fwd_mla|splitkv_mla", 1.5, FLASHMLA_BUILD),
+            # FlashMLA's dispatch (csrc/api/dense_decode.h, sparse_fwd.h): "Dense decode MLA is only supported on
+            # SM90a architecture", "Sparse Attention Forward Kernel is only supported on SM90a and SM100f
+            # architectures": its kernels exist for those a/f targets only.
+            _p(r"is only supported on SM\d{2,3}[af](?: and SM\d{2,3}[af])* architectures?", 3, FLASHMLA_API),
+            # FlashInfer compiles an arch-specific JIT module for the a/f targets of the majors it supports and
+            # finds none among the GPU's: "No supported CUDA architectures found for major versions [10, 11]."
+            _p(r"No supported CUDA architectures found for major versions", 3, FLASHINFER_CONTEXT),
+            # vLLM's CUTLASS 3.x kernels for 9.0 and newer are compiled for a/f targets only (CMakeLists.txt:
+            # "9.0a", "10.0a;10.1a;10.3a" or "10.0f;11.0f;12.0f", "12.0a;12.1a"); its dispatcher's refusal on such a
+            # GPU ("No compiled cutlass_scaled_mm for a compute capability less than CUDA device capability: 121")
+            # is a GPU outside those targets, as is the nvfp4 kernels' ("for SM 103"; built for 10.0a/12.0a).
+            _p(
+                r"No compiled (?:cutlass_scaled_mm|cutlass_moe\w*|get_cutlass_\w+)\b[^\n]{0,80}?"
+                r"capability: (?:9\d|1\d\d)\b",
+                3,
+                VLLM_SCALED_MM,
+            ),
+            _p(r"No compiled nvfp4 \w+ kernel for SM 1\d\d\b", 3, VLLM_NVFP4),
         ),
         "code compiled for an 'a' target runs only on exactly that compute capability, and 'f' code only on its "
         "family (CUDA Programming Guide §5.1.2): a GPU outside it finds no usable code",
@@ -333,6 +394,16 @@ CATEGORIES: tuple[Category, ...] = (
             # DeepGEMM's DG_HOST_ASSERT(arch_major == 9): "Assertion error (file:line): arch_major == 9".
             _p(r"Assertion error \([^)\n]*\):[^\n]{0,80}\barch_major\s*(?:==|>=)\s*\d+", 3, DEEPGEMM_ASSERT),
             _p(r"Unsupported architecture or scaling factor types", 3, DEEPGEMM),
+            # DeepGEMM's dispatch, DG_HOST_UNREACHABLE("Unsupported architecture"): it has kernels for majors 9 and
+            # 10 only (csrc/apis/*.hpp), and JIT-compiles them for the GPU's own 'a'/'f' target.
+            _p(r"Assertion error \([^)\n]*\): Unsupported architecture\b", 3, DEEPGEMM_ASSERT),
+            # FlashAttention-3's earlier "FlashAttention only supports Hopper GPUs or newer." (hopper/flash_api.cpp,
+            # an is_sm90 check) is matched by the or-newer pattern above; on GPUs above Hopper its sm_90a-only build
+            # is the cause (classify: _hopper_only_guards).
+            # vLLM's kernels for one capability, refused below it: "No compiled cutlass_scaled_mm for CUDA device
+            # capability: 80. Required capability: 90"; the nvfp4 kernels need Blackwell ("for SM 89 ... CC >= 100").
+            _p(r"No compiled [^\n]{0,80}?capability: [1-8]\d\. Required capability: \d+", 3, VLLM_SCALED_MM),
+            _p(r"No compiled nvfp4 \w+ kernel for SM [1-9]\d\b", 3, VLLM_NVFP4),
             # numba's met_requirement_for_device: "<CUDA device 0 'b'...'> has compute capability < (3, 5)".
             _p(r"has compute capability < \(?\d", 3, NUMBA_DRIVER),
             _p(r"Target GPU SM \d+ is not supported by this TensorRT release", 4, TRT),
@@ -765,6 +836,7 @@ SOURCE_PROJECTS: dict[str, str] = {
     "NVIDIA/TransformerEngine": "transformer-engine",
     "deepseek-ai/DeepGEMM": "deepgemm",
     "NVIDIA/cutlass": "cutlass",
+    "NVIDIA/cccl": "thrust",
     "deepseek-ai/FlashMLA": "flashmla",
     "llvm/llvm-project": "llvm",
     "traveller59/spconv": "spconv",
