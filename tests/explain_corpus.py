@@ -3,16 +3,17 @@
 The corpus holds real CUDA error messages from public issue threads, each labelled with the category the
 thread's resolution points at (see the README next to it).  The split is a pure function of the thread's URL,
 so a thread never lands on both sides and adding records never moves old ones: a third is held out to measure
-how the classifier generalises, the rest is what it may be developed against.  Records marked ``held_out``
-(a batch gathered and committed before the classifier was changed again) are held out whatever their URL
-hashes to, so that a whole independent batch measures generalisation, not only the URL-hash third.
+how the classifier generalises, the rest is what it may be developed against.  Records marked
+``"held_out": true`` (a batch gathered and committed before the classifier was changed again) are held out
+whatever their URL hashes to, so that a whole independent batch measures generalisation, not only the URL-hash
+third; records marked ``"held_out": false`` (a batch gathered to develop against) are dev likewise.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,13 @@ def split_of(url: str) -> str:
 
 
 def part_of(rec: dict[str, Any]) -> str:
-    """The part a record belongs to: ``held-out`` when it is marked ``held_out``, else :func:`split_of` its URL."""
-    return HELD_OUT if rec.get("held_out") else split_of(rec["url"])
+    """The part a record belongs to: ``held-out`` when it is marked ``"held_out": true``, ``dev`` when it is
+    marked ``"held_out": false`` (a batch gathered to develop against, so none of it is held out by its hash),
+    else :func:`split_of` its URL."""
+    marked = rec.get("held_out")
+    if marked is None:
+        return split_of(rec["url"])
+    return HELD_OUT if marked else DEV
 
 
 @dataclass(frozen=True)
@@ -44,7 +50,8 @@ class Score:
 
     right: int
     total: int
-    wrong: tuple[tuple[str, str, str], ...]  # (url, label, predicted)
+    # (url, label, predicted); kept out of the repr so that a failing held-out assertion never prints its records
+    wrong: tuple[tuple[str, str, str], ...] = field(repr=False)
 
     @property
     def accuracy(self) -> float:
@@ -74,7 +81,7 @@ def parts(records: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return {
         DEV: [r for r in records if part_of(r) == DEV],
         HELD_OUT: [r for r in records if part_of(r) == HELD_OUT],
-        HELD_OUT_HASH: [r for r in records if not r.get("held_out") and split_of(r["url"]) == HELD_OUT],
+        HELD_OUT_HASH: [r for r in records if "held_out" not in r and split_of(r["url"]) == HELD_OUT],
         HELD_OUT_BATCH: [r for r in records if r.get("held_out")],
     }
 

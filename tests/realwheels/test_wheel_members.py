@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -53,8 +54,11 @@ def verdicts(doc: dict[str, Any]) -> list[Any]:
 def test_wheel_and_extracted_files_give_identical_verdicts(whl: Path, tmp_path: Path) -> None:
     from_wheel, _wall, rss = check(whl, tmp_path / "cache")
     assert not [u for t in from_wheel["targets"] for u in t["unreadable"]], "unreadable members"
-    extract_like_pip(whl, tmp_path / "site")
-    extracted, _w, _r = check(tmp_path / "site", tmp_path / "xcache", "--no-cache")
+    try:
+        extract_like_pip(whl, tmp_path / "site")
+        extracted, _w, _r = check(tmp_path / "site", tmp_path / "xcache", "--no-cache")
+    finally:  # pytest keeps tmp_path: 56 extracted wheels would leave ~60 GB behind
+        shutil.rmtree(tmp_path / "site", ignore_errors=True)
     assert verdicts(from_wheel) == verdicts(extracted)
     assert rss < 256, f"peak RSS {rss:.0f} MB"
 

@@ -22,8 +22,9 @@ next to a real error.  ``vetoes`` name what a category's weaker patterns must no
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from cudafit.explain.extract import UNPREFIXED_AF_MENTION
 from cudafit.rules.ecosystem import load_ecosystem
 
 __all__ = [
@@ -109,6 +110,13 @@ TF_GPU = "tensorflow/tensorflow:tensorflow/core/common_runtime/gpu/gpu_device.cc
 ORT_PY = "microsoft/onnxruntime:onnxruntime/python/onnxruntime_inference_collection.py"
 ORT_CUDA = "microsoft/onnxruntime:onnxruntime/core/providers/cuda/cuda_call.cc"
 ORT_PYBIND = "microsoft/onnxruntime:onnxruntime/python/onnxruntime_pybind_state.cc"
+WARP_CONTEXT = "NVIDIA/warp:warp/context.py"
+OLLAMA_CUDART = "ollama/ollama:gpu/gpu_info_cudart.c"
+SAGEATTN = "thu-ml/SageAttention:sageattention/core.py"
+ORT_BRIDGE = "microsoft/onnxruntime:onnxruntime/core/session/provider_bridge_ort.cc"
+# usls (Rust, on the ort crate): OrtEngine's build_session bails with its compile_help / feature_help strings.
+USLS_ENGINE = "jamjamjon/usls:src/core/ort_engine.rs"
+TF_TEST = "tensorflow/tensorflow:tensorflow/python/platform/test.py"
 CT2_DEVICES = "OpenNMT/CTranslate2:src/devices.cc"
 CT2_CUDA = "OpenNMT/CTranslate2:src/cuda/utils.h"
 CT2_TYPES = "OpenNMT/CTranslate2:src/types.cc"
@@ -141,6 +149,14 @@ TE_COMMON = "NVIDIA/TransformerEngine:transformer_engine/common/ep/ep_backend.cp
 DEEPGEMM = "deepseek-ai/DeepGEMM:csrc/apis/attention.hpp"
 CUTLASS_GMMA = "NVIDIA/cutlass:include/cute/arch/mma_sm90_gmma.hpp"
 CUTLASS_KERNEL = "NVIDIA/cutlass:include/cutlass/gemm/kernel/sm90_gemm_tma_warpspecialized.hpp"
+CUTE_CONFIG = "NVIDIA/cutlass:include/cute/arch/config.hpp"
+THRUST_UTIL = "NVIDIA/cccl:thrust/thrust/system/cuda/detail/core/util.h"
+FLASHINFER_ENV = "flashinfer-ai/flashinfer:flashinfer/jit/env.py"
+FLASHINFER_CONTEXT = "flashinfer-ai/flashinfer:flashinfer/compilation_context.py"
+FLASHMLA_API = "deepseek-ai/FlashMLA:csrc/api/dense_decode.h"
+FA3_API = "Dao-AILab/flash-attention:hopper/flash_api.cpp"
+VLLM_SCALED_MM = "vllm-project/vllm:csrc/quantization/cutlass_w8a8/scaled_mm_entry.cu"
+VLLM_NVFP4 = "vllm-project/vllm:csrc/quantization/fp4/nvfp4_scaled_mm_entry.cu"
 # FlashMLA's setup.py builds -gencode arch=compute_90a,code=sm_90a and compute_100f,code=sm_100f only (earlier
 # releases and sgl-kernel's cmake/flashmla.cmake: sm_90a, sm_100a): no plain-arch code, no PTX.
 FLASHMLA_BUILD = "deepseek-ai/FlashMLA:setup.py"
@@ -179,6 +195,12 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"\bCUDA failure 209\b", 3, ORT_CUDA),
             _p(r"with CUDA capability sm_\d+ is not compatible with the current PyTorch installation", 3, TORCH_CUDA),
             _p(r"PyTorch no longer supports this GPU because it is too old", 3, TORCH_CUDA),
+            # _warn_unsupported_code (torch 2.8+): "Your installed torch==2.9.0+cu130 does not include kernels for
+            # this GPU", "No published PyTorch CUDA builds for release 2.13.0+cu130 support this GPU", "... to install
+            # a PyTorch release that supports one of these CUDA versions: 12.6"
+            _p(r"does not include kernels for this GPU", 3, TORCH_CUDA),
+            _p(r"No published PyTorch CUDA builds for release \S+ support this GPU", 2, TORCH_CUDA),
+            _p(r"to install a PyTorch release that supports one of these CUDA versions", 2, TORCH_CUDA),
             _p(r"Ignoring (?:visible )?gpu device .{0,160}The minimum required Cuda capability is", 3, TF_GPU),
             # cudaErrorSymbolNotFound: the loaded module has no such kernel (bitsandbytes built without the arch).
             _p(r"named symbol not found|cudaErrorSymbolNotFound|CUDA_ERROR_NOT_FOUND", 1.5, CUDART),
@@ -190,6 +212,15 @@ CATEGORIES: tuple[Category, ...] = (
             ),
             # spconv: "[WARNING]your gpu arch (8, 6) isn't compiled in prebuilt, may cause invalid device function."
             _p(r"your gpu arch \(\d+, \d+\) isn't compiled in prebuilt", 3, SPCONV),
+            # vLLM's CUTLASS 2.x kernels (plain sm75/sm80/sm89) missing from the build for the GPU below 9.0.
+            _p(
+                r"No compiled cutlass_scaled_mm for a compute capability less than CUDA device capability: [1-8]\d\b",
+                3,
+                VLLM_SCALED_MM,
+            ),
+            # Thrust/CUB's get_ptx_version finds no code for the device (XGBoost, cuML, CUDA extensions using
+            # Thrust): "This program was not compiled for SM 75" with cudaErrorInvalidDevice.
+            _p(r"This program was not compiled for SM ?\d{2,3}\b", 3, THRUST_UTIL),
             # libspconv (C++ only) has no NVRTC fallback for a GPU arch outside its prebuilt kernels.
             _p(r"GemmTunerSimple_cached_get_nvrtc_params[\s\S]{0,200}not implemented in c\+\+", 3, SPCONV_OPS),
         ),
@@ -209,6 +240,8 @@ CATEGORIES: tuple[Category, ...] = (
         (
             _p(r"FATAL: kernel \S+ is for sm_?\d{2,3}\s*-\s*sm_?\d{2,3},? but was built for sm_?\d{2,3}", 4, TORCH_MEA),
             _p(r"\bbut was built for sm_?\d{2,3}\b", 2, TORCH_MEA),
+            # the same printf's head, "FATAL: kernel `%s` is for sm%d-sm%d, ...", as an issue title cuts it
+            _p(r"FATAL: kernel `\w+`", 2, TORCH_MEA),
             # ggml (llama.cpp): the kernel's variant for the arch that ran is a stub (NO_DEVICE_CODE).
             _p(r"has no device code compatible with CUDA arch \d+", 4, GGML_COMMON),
             _p(r"ggml-cuda was compiled without support for the current GPU architecture", 3, GGML_CUDA),
@@ -225,44 +258,81 @@ CATEGORIES: tuple[Category, ...] = (
     ),
     # PG13 §5.1.2.1-5.1.2.2 (https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/
     # compute-capabilities.html): 'a' code runs on exactly one CC, 'f' code on its family (Table 28).
-    # Arch numbers are matched as [1-9]\d{1,2} (10-999): "sm_00a" names no compute capability.
+    # An arch name alone counts only when it names a real a/f target (the ``archs`` facts, checked against the
+    # compute capability table by :mod:`.extract`; classify drops the category otherwise).
     Category(
         "arch-specific-mismatch",
         "code built only for an arch-specific (a) or family (f) target",
         (
-            _p(r"(?<![A-Za-z0-9])(?:sm|compute)_?[1-9]\d{1,2}a(?![A-Za-z0-9])", 1.5, PG_ARCH),
-            _p(r"(?<![A-Za-z0-9])(?:sm|compute)_?[1-9]\d{2}f(?![A-Za-z0-9])", 1.0, PG_ARCH),
-            _p(r"this kernel only supports sm_?\d+|only supports? sm_?\d{2,3}a?(?![A-Za-z0-9])", 2.5, PG_ARCH),
+            _p(r"(?<![A-Za-z0-9])(?:sm|compute)_?\d{2,3}a(?![A-Za-z0-9])", 1.5, PG_ARCH),
+            _p(r"(?<![A-Za-z0-9])(?:sm|compute)_?\d{3}f(?![A-Za-z0-9])", 1.0, PG_ARCH),
+            # The same targets as build systems and caches write them ("arch 90a", TORCH_CUDA_ARCH_LIST="9.0a",
+            # CMake's "90a;100a", FlashInfer's JIT cache ~/.cache/flashinfer/120a/).
+            _p(UNPREFIXED_AF_MENTION, 1.5, FLASHINFER_ENV),
+            # FlashMLA's CUTE_INVALID_CONTROL_PATH("This kernel only supports sm90"), DeepGEMM's device assert "This
+            # kernel only support sm_90a" / "sm_100f" (deep_gemm/include/deep_gemm/impls/sm90_*.cuh, sm100_*.cuh).
+            _p(r"this kernel only supports? sm_?\d+|only supports? sm_?\d{2,3}[af]?(?![A-Za-z0-9])", 2.5, PG_ARCH),
+            # FlashAttention-3 (hopper/flash_api.cpp) checks is_sm90 (major 9 and minor 0) and is built for sm_90a
+            # only (hopper/setup.py): "FlashAttention-3 only supports Hopper GPUs." names the one target.  On GPUs all
+            # below Hopper it is a guard refusing an older GPU (classify: _hopper_only_guards).
+            _p(r"FlashAttention(?:-3)? only supports Hopper GPUs(?! or)", 3, FA3_API),
             # CUTLASS aborts when an 'a'-only instruction (wgmma, tcgen05) was compiled without its 'a' target.
             _p(r"Arch conditional MMA instruction used without targeting", 4, CUTLASS_KERNEL),
-            _p(r"without CUTE_ARCH_(?!\w*SM0)\w+_ENABLED|CUTLASS_ARCH_MMA_SM[1-9]\d{1,2}A?_ENABLED", 4, CUTLASS_GMMA),
+            # CuTe's CUTE_INVALID_CONTROL_PATH("... without CUTE_ARCH_X_ENABLED"): the macros include/cute/arch/
+            # config.hpp defines only for 'a'/'f' targets (CUTLASS_ARCH_MMA_SM90A/SM100A/SM120F...): wgmma, tcgen05,
+            # TMEM, the block-scaled and f8f6f4 MMAs, the SM100 ldmatrix/stmatrix/256-bit loads, and TMA beyond
+            # sm_90.  Not the plain-arch ones (CUTE_ARCH_MMA_SM80_ENABLED, WARP_SHUFFLE): those mean a lower arch.
+            _p(
+                r"without CUTE_ARCH_(?:\w*SM\d{2,3}[AF]|TCGEN05\w*|M?X?F8F6F4\w*|MXF4\w*|TMA_SM\d{2,3}|STSM_SM90|"
+                r"DEVICE_MODIFIABLE_TMA_SM90)_ENABLED|CUTLASS_ARCH_MMA_SM\d{2,3}[AF]_ENABLED",
+                4,
+                CUTE_CONFIG,
+            ),
             # ptxas compiling 'a'-only instructions for the plain target: "Instruction 'wgmma.fence' not supported on
             # .target 'sm_90'", "Feature 'setmaxnreg' requires .target sm_90a or higher".
-            _p(r"Instruction '[^'\n]+' not supported on \.target '?sm_[1-9]\d{1,2}[af]?'?", 3, NVCC),
-            _p(r"Feature '[^'\n]+' requires \.target sm_[1-9]\d{1,2}a\b", 3, NVCC),
+            _p(r"Instruction '[^'\n]+' not supported on \.target '?sm_\d{2,3}[af]?'?", 3, NVCC),
+            _p(r"(?:Feature|Instruction|Modifier) '[^'\n]+' requires (?:\.target )?sm_\d{2,3}[af]\b", 3, NVCC),
             # ptxas 13.0's other target rejections (run here: PTX using wgmma/setmaxnreg/block-scaled mma
             # assembled for other targets): "Feature '.kind::mxf4' not supported on .target 'sm_120'",
             # "Instruction 'wgmma.fence' cannot be compiled for architecture 'sm_120'", and for PTX written for an
             # 'a' target: "PTX with .target 'sm_90a' cannot be compiled for architecture 'sm_90'".
-            _p(r"Feature '[^'\n]+' not supported on \.target '?sm_[1-9]\d{1,2}[af]?'?", 3, NVCC),
+            _p(r"Feature '[^'\n]+' not supported on \.target '?sm_\d{2,3}[af]?'?", 3, NVCC),
             _p(
-                r"Instruction '[^'\n]+' cannot be compiled for architecture '?(?:sm|compute)_[1-9]\d{1,2}[af]?'?",
+                r"Instruction '[^'\n]+' cannot be compiled for architecture '?(?:sm|compute)_\d{2,3}[af]?'?",
                 3,
                 NVCC,
             ),
-            _p(r"PTX with \.target '?sm_[1-9]\d{1,2}[af]'? cannot be compiled for architecture", 4, NVCC),
+            _p(r"PTX with \.target '?sm_\d{2,3}[af]'? cannot be compiled for architecture", 4, NVCC),
             # PTX ISA: PTX for an 'a' target "cannot be run on later generation devices": the driver's JIT of it
             # fails on any other GPU (CUDA_ERROR_INVALID_PTX, "a PTX JIT compilation failed").
             _p(
                 r"(?:a PTX JIT compilation failed|CUDA_ERROR_INVALID_PTX|cudaErrorInvalidPtx)[\s\S]{0,600}"
-                r"(?<![A-Za-z0-9])(?:sm|compute)_[1-9]\d{1,2}a(?![A-Za-z0-9])|"
-                r"(?<![A-Za-z0-9])(?:sm|compute)_[1-9]\d{1,2}a(?![A-Za-z0-9])[\s\S]{0,600}"
+                r"(?<![A-Za-z0-9])(?:sm|compute)_\d{2,3}a(?![A-Za-z0-9])|"
+                r"(?<![A-Za-z0-9])(?:sm|compute)_\d{2,3}a(?![A-Za-z0-9])[\s\S]{0,600}"
                 r"(?:a PTX JIT compilation failed|CUDA_ERROR_INVALID_PTX|cudaErrorInvalidPtx)",
                 3,
                 PTX_ISA,
             ),
             # Kernels of a library built for 'a' targets only: weak alone, decisive next to "no kernel image".
             _p(r"\bFlashMLA\b|flash_mla|flash_fwd_mla|splitkv_mla", 1.5, FLASHMLA_BUILD),
+            # FlashMLA's dispatch (csrc/api/dense_decode.h, sparse_fwd.h): "Dense decode MLA is only supported on
+            # SM90a architecture", "Sparse Attention Forward Kernel is only supported on SM90a and SM100f
+            # architectures": its kernels exist for those a/f targets only.
+            _p(r"is only supported on SM\d{2,3}[af](?: and SM\d{2,3}[af])* architectures?", 3, FLASHMLA_API),
+            # FlashInfer compiles an arch-specific JIT module for the a/f targets of the majors it supports and
+            # finds none among the GPU's: "No supported CUDA architectures found for major versions [10, 11]."
+            _p(r"No supported CUDA architectures found for major versions", 3, FLASHINFER_CONTEXT),
+            # vLLM's CUTLASS 3.x kernels for 9.0 and newer are compiled for a/f targets only (CMakeLists.txt:
+            # "9.0a", "10.0a;10.1a;10.3a" or "10.0f;11.0f;12.0f", "12.0a;12.1a"); its dispatcher's refusal on such a
+            # GPU ("No compiled cutlass_scaled_mm for a compute capability less than CUDA device capability: 121")
+            # is a GPU outside those targets, as is the nvfp4 kernels' ("for SM 103"; built for 10.0a/12.0a).
+            _p(
+                r"No compiled (?:cutlass_scaled_mm|cutlass_moe\w*|get_cutlass_\w+)\b[^\n]{0,80}?"
+                r"capability: (?:9\d|1\d\d)\b",
+                3,
+                VLLM_SCALED_MM,
+            ),
+            _p(r"No compiled nvfp4 \w+ kernel for SM 1\d\d\b", 3, VLLM_NVFP4),
         ),
         "code compiled for an 'a' target runs only on exactly that compute capability, and 'f' code only on its "
         "family (CUDA Programming Guide §5.1.2): a GPU outside it finds no usable code",
@@ -324,6 +394,16 @@ CATEGORIES: tuple[Category, ...] = (
             # DeepGEMM's DG_HOST_ASSERT(arch_major == 9): "Assertion error (file:line): arch_major == 9".
             _p(r"Assertion error \([^)\n]*\):[^\n]{0,80}\barch_major\s*(?:==|>=)\s*\d+", 3, DEEPGEMM_ASSERT),
             _p(r"Unsupported architecture or scaling factor types", 3, DEEPGEMM),
+            # DeepGEMM's dispatch, DG_HOST_UNREACHABLE("Unsupported architecture"): it has kernels for majors 9 and
+            # 10 only (csrc/apis/*.hpp), and JIT-compiles them for the GPU's own 'a'/'f' target.
+            _p(r"Assertion error \([^)\n]*\): Unsupported architecture\b", 3, DEEPGEMM_ASSERT),
+            # FlashAttention-3's earlier "FlashAttention only supports Hopper GPUs or newer." (hopper/flash_api.cpp,
+            # an is_sm90 check) is matched by the or-newer pattern above; on GPUs above Hopper its sm_90a-only build
+            # is the cause (classify: _hopper_only_guards).
+            # vLLM's kernels for one capability, refused below it: "No compiled cutlass_scaled_mm for CUDA device
+            # capability: 80. Required capability: 90"; the nvfp4 kernels need Blackwell ("for SM 89 ... CC >= 100").
+            _p(r"No compiled [^\n]{0,80}?capability: [1-8]\d\. Required capability: \d+", 3, VLLM_SCALED_MM),
+            _p(r"No compiled nvfp4 \w+ kernel for SM [1-9]\d\b", 3, VLLM_NVFP4),
             # numba's met_requirement_for_device: "<CUDA device 0 'b'...'> has compute capability < (3, 5)".
             _p(r"has compute capability < \(?\d", 3, NUMBA_DRIVER),
             _p(r"Target GPU SM \d+ is not supported by this TensorRT release", 4, TRT),
@@ -333,6 +413,14 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"GPU compute capability \d+\.\d+ is not supported ?\(requires >= ?\d", 4, NUMBA_NVVM),
             # TensorRT's own table of the SMs a release has kernels for (trtSmToCask): "Unsupported SM: 0x601".
             _p(r"\bUnsupported SM\b|trtSmToCask", 3, TRT),
+            # SageAttention asserts that its per-arch extension module imported: assert SM80_ENABLED, "SM80 kernel is
+            # not available. make sure you GPUs with compute capability 8.0 or higher." (SM89, SM90: "Make sure you
+            # GPUs with compute capability 8.9." / "9.0."); false when the GPU is older or the module was not built.
+            _p(
+                r"SM\d{2,3} kernel is not available\. Make sure you(?:r)? GPUs? (?:with|have) compute capability",
+                4,
+                SAGEATTN,
+            ),
         ),
         "the library checked the GPU's capability itself; such guards are sometimes wrong (FlashInfer's "
         "'requires sm75+', for one, tested the arch flags it was compiled with, not the device it runs on)",
@@ -397,6 +485,8 @@ CATEGORIES: tuple[Category, ...] = (
         (
             _p(r"ptxas fatal\s*:?\s*Value '(sm|compute)_\d+[af]?' is not defined for option 'gpu-name'", 4, NVCC),
             _p(r"nvcc fatal\s*:?\s*Unsupported gpu architecture '?(compute|sm)_\d+[af]?", 4, NVCC),
+            # the same diagnostic quoted without nvcc's "nvcc fatal :" prefix (CMake, ninja, an issue title)
+            _p(r"Unsupported gpu architecture '(?:compute|sm)_\d+[af]?'", 3, NVCC),
             # nvcc (and cuobjdump) name the option an unknown arch was given to: "nvcc fatal : Value 'sm_200' is not
             # defined for option 'gpu-code'" (nvcc 13.0, run here), 'gpu-architecture' in earlier releases.
             _p(
@@ -463,6 +553,9 @@ CATEGORIES: tuple[Category, ...] = (
                 COMPAT,
             ),
             _p(r"\berror(?: code)?[ :=]*804\b", 2, CUDART),
+            # ollama's cudart probe: cudaSetDevice returned cudaErrorInsufficientDriver (35): "your nvidia driver is
+            # too old or missing, please upgrade to run ollama" (later: ".  If you have a CUDA GPU please upgrade ...")
+            _p(r"your nvidia driver is too old or missing", 4, OLLAMA_CUDART),
         ),
         "the CUDA runtime the program bundles needs a newer driver than the installed one",
         (
@@ -526,6 +619,12 @@ CATEGORIES: tuple[Category, ...] = (
         "kernel needs more shared memory than the GPU has",
         (
             _p(r"out of resource: shared memory, Required: \d+, Hardware limit: \d+", 4, TRITON_ERRORS),
+            # OutOfResources(required, limit, name) formats f"out of resource: {name}, Required: ..." (releases
+            # before 2.0 wrote "out of resource: shared memoryRequired: ..."): its head names the resource alone
+            _p(r"\bout of resource: shared memory", 3, TRITON_ERRORS),
+            # Warp, when cuda_configure_kernel_shared_memory fails: "Failed to configure kernel dynamic shared memory
+            # for this device, tried to configure {name} kernel for {n} bytes, but maximum available is {max}"
+            _p(r"Failed to configure kernel dynamic shared memory for this device", 4, WARP_CONTEXT),
             _p(r"uses too much shared data", 3, NVCC),
             _p(r"shared[_ ]mem(ory)?.{0,40}(exceed|too (much|large)|limit)", 1.5, PG_ARCH),
         ),
@@ -563,6 +662,30 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"Specified provider 'CUDAExecutionProvider' is not in available provider names", 3, ORT_PY),
             # the CUDA provider library of onnxruntime-gpu could not load (its CUDA/cuDNN major is missing)
             _p(r"Failed to create CUDAExecutionProvider", 3, ORT_PYBIND),
+            # the same function on Windows, when CUDA_PATH is set: ORT_THROW("CUDA_PATH is set but CUDA wasn't able to
+            # be loaded. Please install the correct version of CUDA and cuDNN ...") (older releases: "wasnt")
+            _p(r"CUDA_PATH is set but CUDA wasn'?t able to be loaded", 3, ORT_PYBIND),
+            # ONNX Runtime's C API in a build without the provider: "CUDA execution provider is not enabled in this
+            # build." (TensorRT likewise), "CUDA and/or ROCM execution provider is either not enabled or not
+            # available.", and the provider library that does not load: "...AppendExecutionProvider_Cuda: Failed to
+            # load shared library".
+            _p(
+                r"\b(?:CUDA|TensorRT) execution provider is not enabled in this build|"
+                r"CUDA and/or ROCM execution provider is either not enabled or not available",
+                4,
+                ORT_BRIDGE,
+            ),
+            _p(r"AppendExecutionProvider_(?:Cuda|Tensorrt): Failed to load shared library", 3, ORT_BRIDGE),
+            # usls: the ort crate reports the CUDA/TensorRT provider unavailable ("Please compile ONNXRuntime with
+            # #EP"), or usls was built without the cargo feature ("#EP EP requires the features: `#FEATURE`").
+            _p(
+                r"Please compile ONNXRuntime with (?:CUDA|TensorRT)|(?:CUDA|TensorRT) EP requires the features",
+                3,
+                USLS_ENGINE,
+            ),
+            # tf.test.is_built_with_cuda() is False: a TensorFlow built without CUDA (the CPU wheels, native Windows
+            # since 2.11, the aarch64 PyPI wheels).
+            _p(r"is_built_with_cuda(?:\(\))?\W{0,80}?(?:returns?\s+|is\s+|==\s*)?False\b", 3, TF_TEST),
             # get_available_providers() of the CPU-only onnxruntime package: no CUDA provider in the list.
             _p(r"\[\s*'(?:Azure|CPU)ExecutionProvider'(?:\s*,\s*'(?:Azure|CPU)ExecutionProvider')*\s*\]", 1.5, ORT_PY),
             _p(r"CUDA driver library cannot be found", 3, NUMBA_DRIVER),
@@ -647,6 +770,48 @@ CATEGORIES: tuple[Category, ...] = (
     ),
 )
 
+# The CUDA runtime's and driver's own errors (issue 18).  Every cudaError_t and CUresult is recorded from
+# NVIDIA's headers (driver_types.h, cuda.h) and libcudart's string table by scripts/record_cuda_errors.py
+# (explain/data/cuda_errors.json, cudafit.explain.CUDA_ERRORS), each with the category its documentation
+# gives it (CUDART / CUDRV: the enum's doc comments).  The patterns below add the related errors the
+# sections above lack, in each form a log writes them: runtime name, driver name, cudaGetErrorString's text,
+# and the number ("error code N", "CUresult N"); tests/test_explain_cuda_errors.py checks every error of the
+# inventory, so an unrelated error (illegal address, out of memory, launch failure, ECC) stays unknown.
+_ERROR_NUMBER = r"(?:\berror(?: code)?[ :=]*|\bCUresult[ (=:.]*|\bCUDA failure )"
+_CUDA_ERROR_PATTERNS: dict[str, tuple[Pattern, ...]] = {
+    "driver-too-old": (
+        # 36: "the API call requires a newer CUDA driver than the one currently installed" (the driver's name).
+        _p(r"CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER", 3, CUDRV),
+        # 227 (CUDA 13.5): "loader version is insufficient for Fatbin": the driver predates the fatbin.
+        _p(
+            r"cudaErrorInsufficientLoaderVersion|CUDA_ERROR_INSUFFICIENT_LOADER_VERSION|"
+            r"Loader version is insufficient for fatbin",
+            4,
+            CUDRV,
+        ),
+        _p(rf"{_ERROR_NUMBER}(?:36|227)\b", 2, CUDART),
+        _p(r"\bCUresult[ (=:.]*804\b", 2, CUDRV),
+    ),
+    "no-kernel-image": (
+        # 221 / 223: the runtime falls back to JIT-compiling PTX only "if an application does not contain a
+        # suitable binary for the current device"; with no JIT library, or JIT disabled, nothing runs.
+        _p(
+            r"cudaErrorJitCompilerNotFound|CUDA_ERROR_JIT_COMPILER_NOT_FOUND|PTX JIT compiler library not found",
+            3,
+            CUDART,
+        ),
+        _p(
+            r"cudaErrorJitCompilationDisabled|CUDA_ERROR_JIT_COMPILATION_DISABLED|PTX JIT compilation was disabled",
+            3,
+            CUDART,
+        ),
+        _p(rf"{_ERROR_NUMBER}(?:221|223)\b", 2, CUDART),
+        _p(r"\bCUresult[ (=:.]*209\b", 2, CUDRV),
+    ),
+    "ptx-too-new-for-driver": (_p(r"\bCUresult[ (=:.]*222\b", 2, CUDRV),),
+}
+CATEGORIES = tuple(replace(c, patterns=c.patterns + _CUDA_ERROR_PATTERNS.get(c.id, ())) for c in CATEGORIES)
+
 # owner/repo -> the project a message comes from, for fixes that name the right framework.
 SOURCE_PROJECTS: dict[str, str] = {
     "pytorch/pytorch": "torch",
@@ -671,9 +836,14 @@ SOURCE_PROJECTS: dict[str, str] = {
     "NVIDIA/TransformerEngine": "transformer-engine",
     "deepseek-ai/DeepGEMM": "deepgemm",
     "NVIDIA/cutlass": "cutlass",
+    "NVIDIA/cccl": "thrust",
     "deepseek-ai/FlashMLA": "flashmla",
     "llvm/llvm-project": "llvm",
     "traveller59/spconv": "spconv",
+    "NVIDIA/warp": "warp",
+    "ollama/ollama": "ollama",
+    "thu-ml/SageAttention": "sageattention",
+    "jamjamjon/usls": "usls",
 }
 
 

@@ -15,12 +15,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from cudafit.explain.catalogue import CATEGORIES, DRIVER_JIT, MIN_SCORE, UNKNOWN, Category, project_of
+from cudafit.explain.catalogue import (
+    CATEGORIES,
+    DRIVER_JIT,
+    FA3_API,
+    FLASHMLA_BUILD,
+    MIN_SCORE,
+    UNKNOWN,
+    Category,
+    project_of,
+)
 from cudafit.explain.evidence import Evidence, Facts
 from cudafit.explain.extract import arch_number, clean, extract_facts
 from cudafit.model import JsonDict
 
-__all__ = ["Finding", "classify"]
+__all__ = ["HOPPER_ONLY", "Finding", "classify"]
 
 _MAX_LINES = 5
 
@@ -139,8 +148,14 @@ class _Scoring:
 
 
 def _arch_specific_beside_missing_image(s: _Scoring) -> None:
-    """An 'a'/'f' arch alone is not a failure; beside "no kernel image" it is the sharper diagnosis."""
+    """An 'a'/'f' arch alone is not a failure; beside "no kernel image" it is the sharper diagnosis.  Matched
+    by names only, it needs a real a/f target among the facts ("sm_00a" or "95a" name none)."""
     if "arch-specific-mismatch" not in s.scores:
+        return
+    match = s.matches["arch-specific-mismatch"]
+    real = any(a[-1] in "af" for a in s.facts.get("archs", [])) or FLASHMLA_BUILD in match.sources
+    if match.strongest < 2.5 and not real:
+        del s.scores["arch-specific-mismatch"]
         return
     if "no-kernel-image" in s.scores or "mixed-gpu" in s.scores:
         s.bump("arch-specific-mismatch", s.scores.get("no-kernel-image", (2.0, []))[0])
@@ -161,6 +176,36 @@ def _range_check_refusal(s: _Scoring) -> None:
         s.scores["capability-guard"] = (max(score, old[0]) + 1.0, lines + old[1])
     else:
         s.bump("ptx-jit-lower-arch", 1.0)  # it explains an "invalid device function" next to it
+
+
+def _hopper_only_guards(s: _Scoring) -> None:
+    """FlashAttention-3's ``is_sm90`` check (hopper/flash_api.cpp: major 9 and minor 0) and DeepGEMM's
+    ``arch_major == 9`` guard libraries whose kernels are built for sm_90a only (hopper/setup.py, DeepGEMM's JIT):
+    on GPUs all above Hopper the 'a'-only build is the cause (arch-specific), on GPUs all below Hopper the guard
+    rightly refuses an older GPU (capability-guard); without GPUs the message's own words decide."""
+    if not re.search(HOPPER_ONLY, s.body):
+        return
+    majors = {int(g["compute_capability"].split(".")[0]) for g in s.facts.get("gpus", [])}
+    if not majors:
+        return
+    if min(majors) >= 10 and "capability-guard" in s.scores:
+        _move(s, "capability-guard", "arch-specific-mismatch")
+    elif (
+        max(majors) < 9
+        and "arch-specific-mismatch" in s.scores
+        and set(s.matches["arch-specific-mismatch"].sources) <= {FA3_API}
+    ):
+        _move(s, "arch-specific-mismatch", "capability-guard")
+
+
+def _move(s: _Scoring, src: str, dst: str) -> None:
+    """Category ``src``'s score and lines go to ``dst`` (the root cause a precedence rule found), half a point up."""
+    score, lines = s.scores.pop(src)
+    old = s.scores.get(dst, (0.0, []))
+    s.scores[dst] = (max(score, old[0]) + 0.5, lines + old[1])
+
+
+HOPPER_ONLY = r"FlashAttention(?:-3)? only supports Hopper GPUs|\barch_major\s*==\s*9\b"
 
 
 def _guard_naming_an_arch(s: _Scoring) -> None:
@@ -192,9 +237,18 @@ def _build_dropped_the_arch(s: _Scoring) -> None:
 
 
 def _mixed_host(s: _Scoring) -> None:
-    """Code missing for one GPU of a log that names GPUs of two compute capabilities: the mixed host is the cause."""
-    missing = [cid for cid in ("no-kernel-image", "mixed-gpu") if cid in s.scores]
-    if missing and len(_distinct_ccs(s.facts)) > 1:
+    """A log that names GPUs of two or more compute capabilities, with a failure that a build for every GPU of
+    the host explains: the mixed host is the cause (shared/docs/error_categories.md, mixed-gpu: "code built for one
+    card runs on another"; seed 001, a 2080 and a 3090).  Those failures are code missing for the GPU that ran
+    ("no kernel image", "invalid device function", and the other mixed-gpu lines) and a kernel that ran from
+    code built for another arch ("... but was built for sm75", ggml's "no device code compatible with CUDA arch
+    520"); a guard refusing a GPU, or an 'a'/'f' target, is not one."""
+    if len(_distinct_ccs(s.facts)) < 2:
+        return
+    missing: list[str] = [cid for cid in ("no-kernel-image", "mixed-gpu") if cid in s.scores]
+    if "ptx-jit-lower-arch" in s.scores and "built_for" in s.facts:
+        missing.append("ptx-jit-lower-arch")
+    if missing:
         best = max(s.scores[cid][0] for cid in missing)
         s.scores["mixed-gpu"] = (best + 0.5, [line for cid in missing for line in s.scores[cid][1]])
 
@@ -204,6 +258,7 @@ def _mixed_host(s: _Scoring) -> None:
 _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _arch_specific_beside_missing_image,
     _range_check_refusal,
+    _hopper_only_guards,
     _guard_naming_an_arch,
     _offline_or_driver_jit,
     _build_dropped_the_arch,

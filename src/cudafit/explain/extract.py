@@ -10,19 +10,26 @@ names, codes and strings are those of ``cudaGetErrorName`` / ``cudaGetErrorStrin
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from importlib.resources import files
 from typing import Literal
 
 from cudafit.explain.evidence import Facts, SourceFile
 
 __all__ = [
     "CUDA_ERRORS",
+    "PREFIXED_ARCH",
+    "UNPREFIXED_AF_ARCH",
+    "UNPREFIXED_AF_MENTION",
     "CudaError",
     "arch_number",
     "clean",
     "extract_facts",
+    "iter_arch_names",
     "iter_cuda_errors",
     "iter_gpus",
     "iter_kernel_names",
@@ -43,44 +50,76 @@ _WIDE = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "：": ":
 
 @dataclass(frozen=True)
 class CudaError:
-    """One CUDA error as the runtime names it (``cudaError_t``), with its driver-API twin."""
+    """One CUDA error as the runtime names it (``cudaError_t``), with its driver-API twin.
+
+    ``string`` is ``cudaGetErrorString``'s text (the newest release's; ``strings`` holds every release's,
+    newest first); ``driver_name`` the ``CUresult`` of the same code.  A driver error without a runtime twin
+    (``CUDA_ERROR_KEY_ROTATION``) has its driver name in both and an empty ``string``.  ``categories`` and
+    ``certainty`` say how the error relates to explain's categories, decided from NVIDIA's documentation
+    of it (scripts/record_cuda_errors.py): ``"code"`` -- the error alone names its category; ``"context"``
+    -- it fits the causes in ``categories`` and the rest of the log decides; ``None`` -- unrelated.
+    """
 
     code: int
     name: str
     string: str
     driver_name: str | None = None
+    categories: tuple[str, ...] = ()
+    certainty: Literal["code", "context"] | None = None
+    strings: tuple[str, ...] = ()
+
+    @property
+    def related(self) -> bool:
+        """Whether the error can be one of explain's categories at all."""
+        return self.certainty is not None
 
 
-# libcudart 13.0's own strings (fatbin_spec.md §E.5), plus the few neighbours logs carry.
-CUDA_ERRORS: tuple[CudaError, ...] = (
-    CudaError(1, "cudaErrorInvalidValue", "invalid argument", "CUDA_ERROR_INVALID_VALUE"),
-    CudaError(35, "cudaErrorInsufficientDriver", "CUDA driver version is insufficient for CUDA runtime version"),
-    CudaError(36, "cudaErrorCallRequiresNewerDriver", "API call is not supported in the installed CUDA driver"),
-    CudaError(98, "cudaErrorInvalidDeviceFunction", "invalid device function"),
-    CudaError(100, "cudaErrorNoDevice", "no CUDA-capable device is detected", "CUDA_ERROR_NO_DEVICE"),
-    CudaError(200, "cudaErrorInvalidKernelImage", "device kernel image is invalid", "CUDA_ERROR_INVALID_IMAGE"),
-    CudaError(
-        209,
-        "cudaErrorNoKernelImageForDevice",
-        "no kernel image is available for execution on the device",
-        "CUDA_ERROR_NO_BINARY_FOR_GPU",
-    ),
-    CudaError(218, "cudaErrorInvalidPtx", "a PTX JIT compilation failed", "CUDA_ERROR_INVALID_PTX"),
-    CudaError(221, "cudaErrorJitCompilerNotFound", "PTX JIT compiler library not found"),
-    CudaError(
-        222,
-        "cudaErrorUnsupportedPtxVersion",
-        "the provided PTX was compiled with an unsupported toolchain.",
-        "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
-    ),
-    CudaError(
-        223,
-        "cudaErrorJitCompilationDisabled",
-        "PTX JIT compilation was disabled",
-        "CUDA_ERROR_JIT_COMPILATION_DISABLED",
-    ),
-    CudaError(804, "cudaErrorCompatNotSupportedOnDevice", "forward compatibility was attempted on non supported HW"),
-)
+def _load_cuda_errors() -> tuple[CudaError, ...]:
+    """Every runtime error, then the driver errors without a runtime twin, from ``data/cuda_errors.json``.
+
+    The file is recorded from NVIDIA's runtime wheels by scripts/record_cuda_errors.py (enums of
+    driver_types.h and cuda.h, libcudart's string table): no error is written here by hand.
+    """
+    doc = json.loads(files("cudafit.explain").joinpath("data/cuda_errors.json").read_text(encoding="utf-8"))
+    errors = [
+        CudaError(
+            row["code"],
+            row["name"],
+            row["strings"][0] if row["strings"] else "",
+            row["driver_name"],
+            tuple(row["categories"]),
+            row["certainty"],
+            tuple(row["strings"]),
+        )
+        for row in doc["runtime"]
+    ]
+    errors += [
+        CudaError(row["code"], row["name"], "", row["name"], tuple(row["categories"]), row["certainty"])
+        for row in doc["driver"]
+        if row["runtime_name"] is None
+    ]
+    return tuple(sorted(errors, key=lambda e: e.code))
+
+
+# libcudart's own strings and cuda.h's names (CUDA 12.9, 13.0, 13.5): every cudaError_t, and the CUresult
+# values without a runtime twin.
+CUDA_ERRORS: tuple[CudaError, ...] = _load_cuda_errors()
+_BY_NAME: dict[str, CudaError] = {n: e for e in CUDA_ERRORS for n in (e.name, e.driver_name) if n}
+# A code as the runtime numbers it; a driver-only code (202, 916) only where the text says CUresult.
+_BY_CODE: dict[int, CudaError] = {e.code: e for e in CUDA_ERRORS if e.name.startswith("cudaError")}
+_DRIVER_ONLY: dict[int, CudaError] = {e.code: e for e in CUDA_ERRORS if not e.name.startswith("cudaError")}
+
+
+def _by_string(errors: tuple[CudaError, ...]) -> dict[str, list[CudaError]]:
+    """Each string (lower case, no final period) -> the errors that return it (200 and 300 share one)."""
+    out: dict[str, list[CudaError]] = {}
+    for err in errors:
+        for string in err.strings:
+            out.setdefault(string.rstrip(".").lower(), []).append(err)
+    return out
+
+
+_BY_STRING = _by_string(CUDA_ERRORS)
 
 # A GPU architecture named in a library's guard -> its first compute capability (CUDA
 # Programming Guide, compute capabilities table; shared/reference/compute_capabilities.csv).
@@ -117,30 +156,76 @@ def _cc_of(number: str) -> str:
     return f"{n // 10}.{n % 10}"
 
 
+# The ways a log numbers a CUDA error; the group that matched says whose numbering (CUresult or cudaError_t).
+_NUMBER_FORMS = re.compile(
+    r"\b(?:cuda runtime )?error(?:\s+code)?\s*[:=#]?\s*\(?(?P<plain>\d{1,5})\)?(?![\d.])"
+    r"|\bcode\s*[=:]\s*(?P<code>\d{1,5})\b"
+    r"|\b(?:cudaError\w*|CUDA failure|cudaStatus)\s*[(=:]?\s*(?P<runtime>\d{1,5})\b"
+    r"|\bCUresult\s*[(=:.]?\s*(?P<driver>\d{1,5})\b",
+    re.I,
+)
+_NAMES = re.compile(r"\b(cudaError[A-Za-z]\w*|CUDA_ERROR_[A-Z0-9_]+)\b")
+# What makes a plain "error 2" or a short string ("out of memory") a CUDA error: CUDA named on its line.
+_CUDA_LINE = re.compile(r"cuda|nvrtc|\bptx\b|kernel|\bgpu\b|device|CUresult", re.I)
+# Strings specific enough to be a CUDA error anywhere: five words or more, or three with a CUDA term.
+_SPECIFIC = re.compile(r"CUDA|PTX|kernel|GPU|driver|device|NVLink|MPS|ECC|fatbin|capture|peer|cluster|texturing", re.I)
+# make's "*** [target] Error 1" is a build step's exit status, not a CUDA error.
+_MAKE_STATUS = re.compile(r"\*\*\* \[[^\]\n]*\] Error \d+")
+
+
+def _line_at(text: str, pos: int) -> str:
+    start = text.rfind("\n", 0, pos) + 1
+    end = text.find("\n", pos)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def _numbered(text: str) -> set[CudaError]:
+    """The errors a text names by number: "error 209", "error code 209", "code=209", "CUDA failure 209",
+    "cudaError 209", "CUresult 202".  A bare "error N" counts only on a line that names CUDA."""
+    found: set[CudaError] = set()
+    for m in _NUMBER_FORMS.finditer(text):
+        kind = m.lastgroup or "plain"
+        code = int(m.group(kind))
+        if kind in ("plain", "code"):
+            line = _line_at(text, m.start())
+            if not _CUDA_LINE.search(line) or _MAKE_STATUS.search(line):
+                continue
+        err = _BY_CODE.get(code)
+        if kind == "driver":  # CUresult numbering: the runtime error of a shared code, or a driver-only one
+            err = err if err is not None and err.driver_name else _DRIVER_ONLY.get(code)
+        if err is not None:
+            found.add(err)
+    return found
+
+
+def _stringed(text: str) -> set[CudaError]:
+    """The errors whose ``cudaGetErrorString`` text appears: a specific one anywhere, a short generic one
+    ("out of memory", "invalid argument", "file not found") only on a line that names CUDA."""
+    low = text.lower()
+    found: set[CudaError] = set()
+    for string, errors in _BY_STRING.items():
+        pos = low.find(string)
+        if pos < 0:
+            continue
+        words = len(string.split())
+        specific = words >= 5 or (words >= 3 and _SPECIFIC.search(string))
+        while pos >= 0 and not specific and not _CUDA_LINE.search(_line_at(text, pos)):
+            pos = low.find(string, pos + 1)
+        if pos >= 0:
+            found.update(errors)
+    return found
+
+
 def iter_cuda_errors(text: str) -> list[CudaError]:
-    """The CUDA errors a text names by runtime/driver name, by string, or by ``error (code) N``."""
-    found: list[CudaError] = []
-    codes = {int(c) for c in re.findall(r"\berror(?: code)?[ :=]*(\d{1,3})\b", text, re.I)}
-    codes |= {int(c) for c in re.findall(r"\bcudaError\w*\s*\(?(\d{1,3})\)?", text)}
-    for err in CUDA_ERRORS:
-        if (
-            err.name in text
-            or (err.driver_name and err.driver_name in text)
-            or err.string.rstrip(".").lower() in text.lower()
-            or err.code in codes
-        ):
-            found.append(err)
-    # "invalid argument" is too common a phrase to stand alone: only as a CUDA error.
-    return [
-        e
-        for e in found
-        if e.code != 1
-        or re.search(
-            r"CUDA error: invalid argument|cudaErrorInvalidValue|"
-            r"CUDA_ERROR_INVALID_VALUE",
-            text,
-        )
-    ]
+    """The CUDA errors a text names by runtime/driver name, by string, or by number, in code order.
+
+    Every ``cudaError_t`` and ``CUresult`` is known (:data:`CUDA_ERRORS`); a string two codes share
+    ("device kernel image is invalid": 200 and 300) gives both.
+    """
+    found = {_BY_NAME[m.group(1)] for m in _NAMES.finditer(text) if m.group(1) in _BY_NAME} | _numbered(text)
+    # A shared string names whichever of its errors the name or number beside it names.
+    found |= {e for e in _stringed(text) if found.isdisjoint(_BY_STRING[e.string.rstrip(".").lower()]) or e in found}
+    return sorted(found, key=lambda e: (e.code, e.name))
 
 
 def _uniq(items: list[str]) -> list[str]:
@@ -155,7 +240,12 @@ def _sorted_archs(archs: list[str]) -> list[str]:
 # (regex, group of the name, group(s) of the CC): the ways logs name a GPU with its compute capability.
 _GPU_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"([A-Z][\w \-]{0,80}?) with CUDA capability sm_(\d{2,3}) is not compatible"), "sm"),
-    (re.compile(r"Found GPU\d+ (.+?) which is of cuda capability (\d+\.\d)(?!\d)", re.I), "cc"),
+    # torch/cuda/__init__.py: "Found GPU0 NAME which is of cuda capability 3.5." (before 2.8), "... which is of
+    # compute capability (CC) 12.0." (_warn_unsupported_code, since)
+    (
+        re.compile(r"Found GPU\d+ (.+?) which is of (?:cuda|compute) capability (?:\(CC\) )?(\d+\.\d)(?!\d)", re.I),
+        "cc",
+    ),
     # Inductor's GPUTooOldForTriton: "Found Tesla P4 which is too old ... your device is of CUDA capability 6.1"
     (
         re.compile(r"Found ([^\n]+?) which is too old to be supported by the triton[^\n]*?CUDA capability (\d+\.\d)\b"),
@@ -186,6 +276,77 @@ _GPU_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     # numba's NVVM: "GPU compute capability 3.0 is not supported(requires >=3.5)"
     (re.compile(r"()GPU compute capability (\d+\.\d) is not supported"), "cc"),
     (re.compile(r"()Highest compute capability among GPUs detected: (\d+\.\d)(?!\d)"), "cc"),
+    # vLLM's kernel dispatch names the GPU's capability as get_sm_version_num() gives it (86 for 8.6): "No compiled
+    # cutlass_scaled_mm for ... CUDA device capability: 121", "No compiled nvfp4 mm kernel for SM 89"
+    # (csrc/quantization/cutlass_w8a8/scaled_mm_entry.cu, csrc/quantization/fp4/nvfp4_scaled_mm_entry.cu).
+    (re.compile(r"()No compiled [^\n]{0,80}?(?:CUDA device capability: |kernel for SM )(\d{2,3})\b"), "sm"),
+    # Thrust/CUB (NVIDIA/cccl:thrust/thrust/system/cuda/detail/core/util.h) names the device's SM version it has no
+    # code for: "This program was not compiled for SM 75"
+    (re.compile(r"()This program was not compiled for SM ?(\d{2,3})\b"), "sm"),
+    # deviceQuery (NVIDIA/cuda-samples:Samples/1_Utilities/deviceQuery/deviceQuery.cpp): 'Device 0: "NAME"', then
+    # "  CUDA Capability Major/Minor version number:    8.6" a line or two below.
+    (
+        re.compile(
+            r'Device \d+: "([^"\n]{1,80})"[ \t]*\n(?:[^\n]*\n){0,3}?[ \t]*'
+            r"CUDA Capability Major/Minor version number:\s*(\d+)\.(\d+)"
+        ),
+        "major_minor",
+    ),
+    # TensorFlow 2.1-2.4 (tensorflow/core/common_runtime/gpu/gpu_device.cc): "Found device 0 with properties:
+    # pciBusID: 0000:01:00.0 name: GeForce RTX 2080 Ti computeCapability: 7.5"
+    (re.compile(r"name: ([^\n]{1,80}?) computeCapability: (\d+\.\d)(?!\d)"), "cc"),
+    # XLA (openxla/xla:xla/service/service.cc logs each StreamExecutor's description; xla/stream_executor/cuda/
+    # cuda_executor.cc sets its platform version to "Compute Capability X.Y"), printed by JAX and TensorFlow:
+    # "StreamExecutor device (0): NVIDIA GeForce RTX 3070, Compute Capability 8.6"
+    (re.compile(r"StreamExecutor device \(\d+\): ([^,\n]{1,80}), Compute Capability (\d+\.\d)(?!\d)"), "cc"),
+    # torch.cuda.get_device_properties() (pytorch/pytorch:torch/csrc/cuda/Module.cpp, _CudaDeviceProperties'
+    # repr): "_CudaDeviceProperties(name='NVIDIA A10G', major=8, minor=6, total_memory=...)"; releases before
+    # 1.10 print the name and memory only, and the name is then looked up (GPU_LISTINGS below).
+    (re.compile(r"_CudaDeviceProperties\(name='([^'\n]{1,80})', major=(\d+), minor=(\d+)"), "major_minor"),
+    # nvidia-smi --query-gpu=name,compute_cap --format=csv[,noheader] (https://docs.nvidia.com/deploy/nvidia-smi/,
+    # compute_cap since driver 510): "NVIDIA GeForce RTX 3090, 8.6", after its "name, compute_cap" header.
+    (re.compile(r"(?m)^([A-Za-z][^,\n]{1,80}), (\d{1,2}\.\d)[ \t]*$"), "cc_csv"),
+    # sglang's check_env (sgl-project/sglang:python/sglang/check_env.py): "GPU 0,1 Compute Capability: 8.6"
+    (re.compile(r"(?m)^[ \t]*GPU (\d+(?:,\d+)*) Compute Capability: (\d+\.\d)(?!\d)"), "cc_index"),
+)
+
+# GPU listings that name GPUs without their compute capability: the name is looked up in cudafit's GPU table
+# (:func:`cudafit.rules.gpus.resolve_gpu`); a name the table does not know, or knows for several compute
+# capabilities, is left out.  Each regex's group 1 is the name.
+GPU_LISTINGS: tuple[re.Pattern[str], ...] = (
+    # nvidia-smi -L ("GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-...)"), the same lines without the UUID in
+    # torch.utils.collect_env's "GPU models and configuration:" (pytorch/pytorch:torch/utils/collect_env.py,
+    # get_gpu_info runs ``nvidia-smi -L`` and strips the UUIDs; vLLM's collect_env is a copy), and sglang's
+    # check_env "GPU 0,1: NAME" (python/sglang/check_env.py).  nvidia-smi is closed source: its output format is
+    # documented in https://docs.nvidia.com/deploy/nvidia-smi/index.html.
+    re.compile(
+        r"(?m)(?:^[ \t]*|GPU models and configuration:[ \t]*)GPU \d+(?:,\d+)*: ([A-Za-z][^\n(]{1,79}?)"
+        r"(?:[ \t]*\(UUID: [^)\n]*\))?[ \t]*$"
+    ),
+    # nvidia-smi's table: "|   0  NVIDIA GeForce RTX 3090     Off  | 00000000:01:00.0  On |   N/A |" (the
+    # persistence mode On/Off, or the Windows driver model WDDM/TCC, then the PCI bus id).
+    re.compile(
+        r"(?m)^\|[ \t]+\d+[ \t]+([A-Za-z][^|\n]{1,79}?)[ \t]+(?:On|Off|WDDM|TCC)[ \t]+\|[ \t]+"
+        r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]"
+    ),
+    # torch.cuda.get_device_properties() before 1.10: "_CudaDeviceProperties(name='NVIDIA A10G', total_memory=...)"
+    re.compile(r"_CudaDeviceProperties\(name='([^'\n]{1,80})', total_memory="),
+    # `accelerate env` / `transformers env` (huggingface/accelerate:src/accelerate/commands/env.py,
+    # huggingface/transformers:src/transformers/commands/env.py): "- GPU type: NVIDIA A100-SXM4-80GB"
+    re.compile(r"(?m)^[ \t]*-?[ \t]*GPU type:[ \t]*([A-Za-z][^\n]{1,79}?)[ \t]*$"),
+    # PyTorch Lightning (Lightning-AI/pytorch-lightning:src/lightning/fabric/accelerators/cuda.py,
+    # _check_cuda_matmul_precision): "You are using a CUDA device ('NVIDIA GeForce RTX 4090') that has Tensor Cores."
+    re.compile(r"You are using a CUDA device \('([^'\n]{1,80})'\)"),
+    # ComfyUI (comfyanonymous/ComfyUI:comfy/model_management.py, get_torch_device_name) at start-up: "Device:
+    # cuda:0 NVIDIA GeForce RTX 4090 : cudaMallocAsync" (the allocator backend after " : ")
+    re.compile(r"Device: cuda:\d+ ([A-Za-z][^\n]{1,79}?) : (?:cudaMallocAsync|native)\b"),
+    # nvidia-smi -q: "    Product Name                          : NVIDIA GeForce RTX 4070 Laptop GPU"
+    re.compile(r"(?m)^[ \t]*Product Name[ \t]*: ([A-Za-z][^\n]{1,79}?)[ \t]*$"),
+    # vLLM's and sglang's fused-MoE tuning files are named after torch.cuda.get_device_name() with "_" for " "
+    # (vllm-project/vllm:vllm/model_executor/layers/fused_moe/fused_moe.py, get_config_file_name), and the start-up
+    # log names the file it looked for: "Config file not found at .../E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3
+    # .json"
+    re.compile(r"\bdevice_name=([A-Za-z][\w\-]{1,80}?)(?:,|\.json)"),
 )
 
 
@@ -196,7 +357,8 @@ _NEEDLES = {
 
 
 def iter_gpus(text: str) -> Iterator[tuple[str, str]]:
-    """(name, compute capability "X.Y") of every GPU the log describes, in the order of _GPU_FORMS.
+    """(name, compute capability "X.Y") of every GPU the log describes, in the order of _GPU_FORMS, then the
+    GPUs of listings that give names only (:data:`GPU_LISTINGS`), their compute capability from the GPU table.
 
     Several forms give no name (xformers' "your GPU has capability (7, 5)"): those GPUs are called "GPU".
     """
@@ -213,8 +375,81 @@ def iter_gpus(text: str) -> Iterator[tuple[str, str]]:
                 yield name, m.group(2)
             elif form == "major_minor":
                 yield name, f"{m.group(2)}.{m.group(3)}"
+            elif form == "cc_index":
+                yield f"GPU {name}", m.group(2)
+            elif form == "cc_csv":
+                # the header names the columns; without it "word, 8.6" is no GPU (the table must know the name)
+                if "compute_cap" in text and _has_product_word(name) and _table_cc(name) == m.group(2):
+                    yield name, m.group(2)
             else:
                 yield f"GPU {name}", f"{m.group(2)}.{m.group(3)}"
+    names = [m.group(1) for rx in GPU_LISTINGS for m in rx.finditer(text)]
+    names += _vllm_different_devices(text)
+    # A name the table does not know costs a few milliseconds (its near-miss search): only names with a word of the
+    # table's names are looked up, and a bounded number of them.
+    candidates = dict.fromkeys(raw.replace("_", " ").strip() for raw in names)
+    for name in [n for n in candidates if _has_product_word(n)][:_MAX_LOOKUPS]:
+        cc = _table_cc(name)
+        if cc:
+            yield name, cc
+
+
+_MAX_LOOKUPS = 32
+
+
+@functools.lru_cache(maxsize=1)
+def _product_words() -> frozenset[str]:
+    """Every word of the GPU table's names and aliases, without the vendor words (``normalize_gpu_name``)."""
+    from cudafit.rules.gpus import iter_gpu_specs, normalize_gpu_name
+
+    return frozenset(
+        word for spec in iter_gpu_specs() for n in (spec.name, *spec.aliases) for word in normalize_gpu_name(n).split()
+    )
+
+
+def _has_product_word(name: str) -> bool:
+    """Whether ``name`` reads like a product name: it starts with a word of the table's names and at least half of
+    its words are such words ("A100-PCIE-40GB MIG 1g.5gb" is, "step 980 loss 0.980" is not, though the table would
+    find a GTX 980 in it)."""
+    from cudafit.rules.gpus import normalize_gpu_name
+
+    words = normalize_gpu_name(name, drop_memory=True).split()
+    known = [word in _product_words() for word in words]
+    return bool(words) and known[0] and 2 * sum(known) >= len(words)
+
+
+# vLLM's CudaPlatform.log_warnings (vllm-project/vllm:vllm/platforms/cuda.py) names every GPU of a host whose GPUs
+# differ: "Detected different devices in the system: NVIDIA GeForce RTX 4080 SUPER, NVIDIA GeForce RTX 3060. Please
+# make sure to set `CUDA_DEVICE_ORDER=PCI_BUS_ID` ..." (earlier releases: one name per line, each line with the
+# logger's "WARNING 02-13 10:47:30 cuda.py:336] " prefix).
+_VLLM_DEVICES = re.compile(r"Detected different devices in the system:([\s\S]{1,2000}?)\.?\s*Please make sure to set")
+_VLLM_PREFIX = re.compile(r"^\s*(?:DEBUG|INFO|WARNING|ERROR)\s+\d\d-\d\d \d\d:\d\d:\d\d\s+\[?[\w.]+:\d+\]?\s*")
+
+
+def _vllm_different_devices(text: str) -> list[str]:
+    """The GPU names of vLLM's "Detected different devices in the system" warning."""
+    m = _VLLM_DEVICES.search(text)
+    if not m:
+        return []
+    lines = [_VLLM_PREFIX.sub("", line) for line in m.group(1).splitlines()]
+    return [name.strip() for line in lines for name in line.split(",") if name.strip()]
+
+
+@functools.lru_cache(maxsize=256)
+def _table_cc(name: str) -> str | None:
+    """The compute capability cudafit's GPU table gives a product name (``None``: unknown or ambiguous name).
+
+    Names made of digits and dots only ("8.6", "86") are not names: the table would read them as capabilities.
+    """
+    from cudafit.errors import CudafitError
+    from cudafit.rules.gpus import resolve_gpu
+
+    if not re.search(r"[A-Za-z]", name) or re.fullmatch(r"(?i)(?:sm|compute)_?\d+[af]?", name):
+        return None
+    try:
+        return str(resolve_gpu(name).compute_capability)
+    except CudafitError:
+        return None
 
 
 # Words that follow "kernel" in prose and messages ("kernel image", "kernel errors might be ...").
@@ -303,12 +538,63 @@ def iter_source_files(text: str) -> Iterator[SourceFile]:
         yield {"file": file, "path": path, "line": line} if line is not None else {"file": file, "path": path}
 
 
+# sm_90a, compute_120f, SM90, sm100a (CUTLASS's CUTLASS_ARCH_MMA_SM90A_ENABLED, kernel names' "_sm80"): the
+# prefixed names nvcc takes (-arch/-code, https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html).
+PREFIXED_ARCH = r"(?<![A-Za-z0-9])(?:sm|compute)_?(\d{2,3})([af]?)(?![A-Za-z0-9])"
+# An arch-specific or family target written without its prefix, as build systems and caches spell them: CMake's
+# CUDA_ARCHITECTURES "90a;100a" (https://cmake.org/cmake/help/latest/prop_tgt/CUDA_ARCHITECTURES.html),
+# TORCH_CUDA_ARCH_LIST / FLASHINFER_CUDA_ARCH_LIST "9.0a 12.0f" (pytorch/pytorch:torch/utils/cpp_extension.py,
+# flashinfer-ai/flashinfer:flashinfer/compilation_context.py), "capability 9.0a", and FlashInfer's JIT cache
+# directory named after its target archs, "~/.cache/flashinfer/90a/" or ".../75_80_89_90a/"
+# (flashinfer/jit/env.py).  Only with the a/f suffix: a bare "90" or "8.6" is not told apart from other numbers.
+_AF_TOKEN = r"(?:\d{1,2}\.\d|\d{2,3})[af]"
+_ANY_TOKEN = r"(?:\d{1,2}\.\d|\d{2,3})[af]?(?![\w.])"
+# group 1: the list of targets after an arch word, or a directory named after targets.
+UNPREFIXED_AF_ARCH = (
+    rf"(?:\b(?:archs?|architectures?|capability|capabilities|\w*ARCH_LIST|\w*ARCHITECTURES)[\"'\s=:\[(]{{0,4}}"
+    rf"((?:{_ANY_TOKEN}[\"'\s,;+]{{1,3}}){{0,8}}{_ANY_TOKEN})|/((?:\d{{2,3}}[af]?_){{0,8}}\d{{2,3}}[af]?)/)"
+)
+# The same, matching where an a/f target is named (the catalogue's pattern; :func:`_af_arch` checks the number).
+UNPREFIXED_AF_MENTION = (
+    rf"(?:\b(?:archs?|architectures?|capability|capabilities|\w*ARCH_LIST|\w*ARCHITECTURES)[\"'\s=:\[(]{{0,4}}"
+    rf"(?:{_ANY_TOKEN}[\"'\s,;+]{{1,3}}){{0,8}}|/(?:\d{{2,3}}[af]?_){{0,8}}){_AF_TOKEN}(?![\w.])"
+)
+_PREFIXED_RX = re.compile(PREFIXED_ARCH, re.I)
+_UNPREFIXED_RX = re.compile(UNPREFIXED_AF_ARCH, re.I)
+_AF_TOKEN_RX = re.compile(rf"(?<![\w.])({_AF_TOKEN})(?![\w.])", re.I)
+
+
+def _af_arch(token: str) -> str | None:
+    """``sm_90a`` for "9.0a" / "90a" when that a/f target exists: 'a' targets start with sm_90a, 'f' targets with
+    sm_100f (CUDA Programming Guide §5.1.2), and the compute capability is one of the table's."""
+    from cudafit.rules.tables import load_tables
+
+    if not re.fullmatch(_AF_TOKEN, token, re.I):
+        return None
+    number, variant = token[:-1].replace(".", ""), token[-1].lower()
+    n = int(number)
+    if n < (90 if variant == "a" else 100):
+        return None
+    known = {cc.arch_number for cc in load_tables().limits}
+    return f"sm_{n}{variant}" if n in known else None
+
+
+def iter_arch_names(text: str) -> Iterator[str]:
+    """Every target a text names, as ``sm_XY[a|f]``: the prefixed names (any case) and the a/f targets written
+    without a prefix (:data:`UNPREFIXED_AF_ARCH`)."""
+    for m in _PREFIXED_RX.finditer(text):
+        yield f"sm_{m.group(1)}{m.group(2).lower()}"
+    for m in _UNPREFIXED_RX.finditer(text):
+        tokens = _AF_TOKEN_RX.findall(m.group(1)) if m.group(1) else m.group(2).split("_")
+        for token in tokens:
+            arch = _af_arch(token)
+            if arch:
+                yield arch
+
+
 def _archs(text: str) -> Facts:
-    """``archs``: every sm_/compute_ target named, as ``sm_XY[a|f]``."""
-    archs = [
-        f"sm_{num}{var.lower()}"
-        for num, var in re.findall(r"(?<![A-Za-z0-9])(?:sm|compute)_?(\d{2,3})([afAF]?)(?![A-Za-z0-9])", text)
-    ]
+    """``archs``: every target named (:func:`iter_arch_names`), as ``sm_XY[a|f]``."""
+    archs = list(iter_arch_names(text))
     return {"archs": _sorted_archs(archs)} if archs else {}
 
 
@@ -476,6 +762,16 @@ def _listed_build_archs(text: str) -> Facts:
     m = re.search(r"supports CUDA capabilities ((?:sm_\d+[af]?[\s,]*)+)", text)
     if m:
         out["build_archs"] = _sorted_archs(re.findall(r"sm_\d+[af]?", m.group(1)))
+    # torch's _warn_unsupported_code (torch/cuda/__init__.py, 2.8+): "- 8.0 which supports hardware CC >=8.0,<9.0",
+    # one line per CC the build carries code for.
+    listed = re.findall(r"^[ \t]*- (\d+)\.(\d) which supports hardware CC", text, re.M)
+    if listed and "build_archs" not in out:
+        out["build_archs"] = _sorted_archs([f"sm_{a}{b}" for a, b in listed])
+    # torch.cuda.get_arch_list() printed: "['sm_75', 'sm_80', 'sm_90', 'sm_120', 'compute_120']" (the cubins; a
+    # compute_XY entry is PTX, which the list of what runs as-is leaves out)
+    m = re.search(r"\[\s*'sm_\d{2,3}[af]?'(?:,\s*'(?:sm|compute)_\d{2,3}[af]?')*\s*\]", text)
+    if m and "build_archs" not in out:
+        out["build_archs"] = _sorted_archs(re.findall(r"sm_\d{2,3}[af]?", m.group(0)))
     return out
 
 

@@ -43,6 +43,9 @@ KEYWORDS: tuple[bytes, ...] = (
     b"symbol", b"triton", b"torch", b"arch", b"nvidia", b"fatal", b"assert", b"error", b"sm_", b"plan file",
     b"provider", b"jax", b"paddle", b"ctranslate", b"culink", b"cumodule", b".so", b"version", b"cudnn", b"cublas",
     b"sm8", b"sm9", b"sm7", b"sm1", b"compute",
+    # GPU listings whose lines hold none of the above: nvidia-smi's table rows of drivers before the "NVIDIA " prefix
+    # ("|   1  GeForce GTX 1080    Off  | 00000000:02:00.0 ..."), which explain turns into GPUs of a mixed host.
+    b"geforce", b"tesla", b"quadro", b"titan",
 )  # fmt: skip
 
 

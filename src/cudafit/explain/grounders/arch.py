@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from cudafit.explain.catalogue import category
-from cudafit.explain.classify import Finding
+from cudafit.explain.classify import HOPPER_ONLY, Finding
 from cudafit.explain.extract import arch_number
 from cudafit.explain.grounders.base import (
     Ground,
@@ -24,6 +24,7 @@ from cudafit.explain.grounders.base import (
     describe,
     lines_of,
     plan_command,
+    real_arch,
 )
 from cudafit.explain.grounders.projects import project_fixes
 from cudafit.model import Gpu, parse_compute_capability
@@ -237,12 +238,14 @@ def ground_arch_specific(g: Ground) -> Grounded:
     lines = lines_of(g.ev)
     if re.search(
         r"Arch conditional MMA|CUTE_ARCH_\w+_ENABLED|CUTLASS_ARCH_MMA_SM\d+A?_ENABLED|not supported on \.target|"
-        r"requires \.target sm_\d+a",
+        r"requires (?:\.target )?sm_\d+[af]",
         lines,
     ):
         return _needs_arch_specific_target(g, lines)
     out = default(g)
     special = [a for a in g.ev.get("archs", []) if a[-1] in "af"]
+    if not special and re.search(HOPPER_ONLY, lines):  # FlashAttention-3, DeepGEMM: built for sm_90a only
+        special = ["sm_90a"]
     if special and g.gpus:
         none = [x for x in g.gpus if not any(arch_runs_on(a, x.compute_capability) for a in special)]
         if none:
@@ -250,6 +253,12 @@ def ground_arch_specific(g: Ground) -> Grounded:
                 f"the code is built for {', '.join(special)} only, which cannot run on {describe(none)}: "
                 "'a' code runs on exactly its compute capability, 'f' code on its family only"
             )
+    elif special:
+        out.cause = (
+            f"the code is built for {', '.join(special)} only: 'a' code runs on exactly that compute capability "
+            f"({', '.join(str(cc_of_arch(a)) for a in special)}), 'f' code on its family only, so any other GPU "
+            "finds no usable code"
+        )
     return out
 
 
@@ -257,8 +266,12 @@ def _needs_arch_specific_target(g: Ground, lines: str) -> Grounded:
     """wgmma/TMA/tcgen05 compiled for plain sm_90/sm_100: the 'a' target the code was written for is missing."""
     out = default(g)
     # The 'a' target the code was written for: named by the message, else the GPU's own.
-    m = re.search(r"SM(\d{2,3})A\b|(?:targeting|\.target '?) ?sm_?(\d{2,3})a?\b", lines, re.I)
-    want = f"sm_{m.group(1) or m.group(2)}a" if m else None
+    # ptxas names it ("requires sm_100a"), CuTe's macro does ("SM90A_ENABLED"), or the plain target it was built for
+    # does (".target 'sm_90'", "targeting sm90a").
+    m = re.search(r"requires (?:\.target )?sm_(\d{2,3})([af])", lines) or re.search(
+        r"SM(\d{2,3})(A)\b|(?:targeting|\.target '?) ?sm_?(\d{2,3})a?\b", lines, re.I
+    )
+    want = real_arch(f"sm_{m.group(1) or m.group(3)}{(m.group(2) or 'a').lower()}") if m else None
     if want is None and g.gpus and g.gpus[0].compute_capability.major >= 9:
         want = f"sm_{g.gpus[0].compute_capability.arch_number}a"
     want = want or "sm_90a"
@@ -271,16 +284,16 @@ def _needs_arch_specific_target(g: Ground, lines: str) -> Grounded:
         f"{cc.arch_number}), where "
         + (
             "ptxas refuses them"
-            if re.search(r"not supported on \.target|requires \.target", lines)
+            if re.search(r"not supported on \.target|requires (?:\.target )?sm_", lines)
             else "those instructions are replaced by a trap"
         )
         + (f", and {describe(elsewhere)} cannot run {want} code at all" if elsewhere else "")
     )
-    n = cc.arch_number
+    n, v = cc.arch_number, want[-1]  # v: the 'a' or 'f' of the target
     out.fixes = [
-        f'build it for {want}, not sm_{n}: TORCH_CUDA_ARCH_LIST="{cc}a" (nvcc -gencode arch=compute_{n}a,'
-        f"code=sm_{n}a; CMake CMAKE_CUDA_ARCHITECTURES={n}a); plain {cc} does not enable these instructions",
-        f"a prebuilt wheel must carry sm_{n}a: check with cudafit check 'PKG' --gpu {cc} (sm_{n}a in its archs)",
+        f'build it for {want}, not sm_{n}: TORCH_CUDA_ARCH_LIST="{cc}{v}" (nvcc -gencode arch=compute_{n}{v},'
+        f"code=sm_{n}{v}; CMake CMAKE_CUDA_ARCHITECTURES={n}{v}); plain {cc} does not enable these instructions",
+        f"a prebuilt wheel must carry {want}: check with cudafit check 'PKG' --gpu {cc} ({want} in its archs)",
     ]
     if elsewhere:
         out.fixes.append(f"on {describe(elsewhere)}, use a build or code path without {want}-only kernels")

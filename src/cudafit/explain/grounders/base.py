@@ -14,7 +14,7 @@ from cudafit.explain.classify import Finding
 from cudafit.explain.context import Context
 from cudafit.explain.evidence import Evidence
 from cudafit.explain.extract import arch_number
-from cudafit.model import ComputeCapability, Gpu, parse_compute_capability
+from cudafit.model import ComputeCapability, Gpu, parse_compute_capability, parse_sm_arch
 
 __all__ = [
     "Ground",
@@ -28,6 +28,7 @@ __all__ = [
     "gpus_of",
     "lines_of",
     "plan_command",
+    "real_arch",
 ]
 
 
@@ -43,8 +44,20 @@ def arch_runs_on(arch: str, cc: ComputeCapability) -> bool:
 
 
 def cc_of_arch(arch: str) -> ComputeCapability:
-    """``sm_75`` / ``compute_90a`` -> 7.5 / 9.0."""
+    """``sm_75`` / ``compute_90a`` -> 7.5 / 9.0 (for names :func:`real_arch` accepts; facts are checked so)."""
     return ComputeCapability.from_arch_number(arch_number(arch))
+
+
+def real_arch(name: str) -> str | None:
+    """``name`` when it is a target a compute capability has (``sm_90a``), else ``None``: a message's own text
+    ("targeting sm_05a", "SM00A") can name numbers that are no compute capability, and a grounder that read
+    them as one would fail."""
+    try:
+        parsed = parse_sm_arch(name)
+        ComputeCapability.from_arch_number(parsed.number)
+    except ValueError:
+        return None
+    return str(parsed)
 
 
 def arch_list(ccs: Sequence[ComputeCapability]) -> str:
