@@ -17,6 +17,7 @@ from builders import entry, fatbin, linked
 from cudafit.binary import inspect_bytes, inspect_path
 from cudafit.binary.linkage import (
     FILE_SYSTEM,
+    DynamicInfo,
     MemberView,
     defined_loaders,
     file_gate,
@@ -225,3 +226,25 @@ def test_a_wheels_data_members_are_searched_where_pip_installs_them(tmp_path: Pa
     assert items["pkg/libuser.so"].facts.module_loaders == ("cuModuleLoadData",)
     lay_out(tmp_path / "site", {"pkg/libuser.so": files["pkg/libuser.so"], "pkg/libshim.so.2": SHIM})
     assert inspect_path(tmp_path / "site/pkg/libuser.so").module_loaders == ("cuModuleLoadData",)
+
+
+def test_a_dense_dependency_graph_is_walked_once_per_library() -> None:
+    """40 libraries each needing all the others (no opener): a walk reads each once and ends at once; one
+    defining the loader at the far end is still found."""
+    import time
+
+    names = [f"l{i}.so" for i in range(40)]
+    libs = {n: linked(needed=tuple(m for m in names if m != n)) for n in names}
+    reads: list[str] = []
+
+    def read(name: str) -> DynamicInfo | None:
+        reads.append(name)
+        return read_dynamic_info(libs[name])
+
+    view = MemberView(libs, read)
+    started = time.perf_counter()
+    assert view.gate("user.so", tuple(names), ()) == ""
+    assert time.perf_counter() - started < 2 and sorted(reads) == sorted(names)
+    libs["l39.so"] = SHIM
+    view = MemberView(libs, lambda name: read_dynamic_info(libs[name]))
+    assert view.gate("user.so", ("l0.so",), ()) == "l39.so"

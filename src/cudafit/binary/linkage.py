@@ -446,25 +446,35 @@ class LinkView:
             if kept is not None and kept[0] == identity:
                 return kept[1]
         self.begin()
-        answer, complete = self._walk(directory, needed, runpath, [key] if key else [], 0)
+        answer, complete = self._walk(directory, needed, runpath, [key] if key else [], 0, set())
         if key is not None and (answer or complete):
             with self._lock:
                 self._answers[key] = (identity, answer)
         return answer
 
     def _walk(
-        self, directory: str, needed: tuple[str, ...], runpath: tuple[str, ...], stack: list[str], depth: int
+        self,
+        directory: str,
+        needed: tuple[str, ...],
+        runpath: tuple[str, ...],
+        stack: list[str],
+        depth: int,
+        visited: set[str],
     ) -> tuple[str, bool]:
-        """(opener, whether the answer is complete): a tree cut by the depth bound or by a cycle back into
-        the stack is not kept when closed (another start may see more of it)."""
+        """(opener, whether the answer is complete): a tree cut by the depth bound, by a cycle back into the
+        stack or by a library already walked in this walk is not kept when closed (another start may see
+        more of it).  Each library is walked once per walk (``visited``): what a dense graph costs is its
+        size, not its paths."""
         dirs = search_dirs(directory, runpath)
         complete = True
         for name in needed:
             if is_driver(name):
                 return name, True
             path = self.find(name, dirs)
-            if path is None or path in stack:
-                complete &= path is None
+            if path is None:
+                continue
+            if path in stack:
+                complete = False
                 continue
             info = self.info(path)
             if info is None:
@@ -479,10 +489,11 @@ class LinkView:
                 if kept[1]:
                     return kept[1], True
                 continue
-            if depth + 1 >= MAX_DEPTH or len(stack) >= MAX_LIBRARIES:
+            if path in visited or depth + 1 >= MAX_DEPTH or len(visited) >= MAX_LIBRARIES:
                 complete = False
                 continue
-            below, whole = self._walk(self.dirname(path), info.needed, info.runpath, [*stack, path], depth + 1)
+            visited.add(path)
+            below, whole = self._walk(self.dirname(path), info.needed, info.runpath, [*stack, path], depth + 1, visited)
             if below or whole:
                 with self._lock:
                     self._answers[path] = (identity, below)
