@@ -153,6 +153,14 @@ VLLM_NVFP4 = "vllm-project/vllm:csrc/quantization/fp4/nvfp4_scaled_mm_entry.cu"
 # FlashMLA's setup.py builds -gencode arch=compute_90a,code=sm_90a and compute_100f,code=sm_100f only (earlier
 # releases and sgl-kernel's cmake/flashmla.cmake: sm_90a, sm_100a): no plain-arch code, no PTX.
 FLASHMLA_BUILD = "deepseek-ai/FlashMLA:setup.py"
+# FlashAttention-3's hopper/setup.py builds the extension flash_attn_3_cuda with -gencode arch=compute_90a,code=sm_90a
+# (the *_sm90.cu instantiations; *_sm100.cu: compute_100a, *_sm80.cu: sm_80 cubins): no PTX, and no code for a GPU
+# outside sm_80-family cubins and the a targets.  Its sources (hopper/flash_fwd_launch_template.h, ...) name it.
+FA3_BUILD = "Dao-AILab/flash-attention:hopper/setup.py"
+# hashcat (src/ext_nvrtc.c) reports NVRTC's result as "nvrtcCompileProgram(): %s"; the options it passes are fixed
+# but for --gpu-architecture=compute_<the device's sm_major*10+sm_minor> (src/backend.c), so NVRTC's
+# NVRTC_ERROR_INVALID_OPTION there is an NVRTC older than the GPU.
+HASHCAT_NVRTC = "hashcat/hashcat:src/ext_nvrtc.c"
 LLVM_SUBTARGET = "llvm/llvm-project:llvm/lib/MC/MCSubtargetInfo.cpp"
 CLANG_DRIVER = "llvm/llvm-project:clang/include/clang/Basic/DiagnosticDriverKinds.td"
 
@@ -306,6 +314,14 @@ CATEGORIES: tuple[Category, ...] = (
             ),
             # Kernels of a library built for 'a' targets only: weak alone, decisive next to "no kernel image".
             _p(r"\bFlashMLA\b|flash_mla|flash_fwd_mla|splitkv_mla", 1.5, FLASHMLA_BUILD),
+            # FlashAttention-3's own names (the extension flash_attn_3_cuda, its hopper/ sources and _sm90
+            # instantiations), also when vendored (xformers' third_party/flash-attention/hopper/).
+            _p(
+                r"\bflash_attn_3(?:_cuda)?\b|hopper[/\\]flash_(?:fwd|bwd)\w*\.(?:h|cu|cpp)\b|"
+                r"flash_(?:fwd|bwd)_hdim\w+_sm90\.cu\b",
+                1.5,
+                FA3_BUILD,
+            ),
             # FlashMLA's dispatch (csrc/api/dense_decode.h, sparse_fwd.h): "Dense decode MLA is only supported on
             # SM90a architecture", "Sparse Attention Forward Kernel is only supported on SM90a and SM100f
             # architectures": its kernels exist for those a/f targets only.
@@ -468,6 +484,9 @@ CATEGORIES: tuple[Category, ...] = (
         (
             _p(r"ptxas fatal\s*:?\s*Value '(sm|compute)_\d+[af]?' is not defined for option 'gpu-name'", 4, NVCC),
             _p(r"nvcc fatal\s*:?\s*Unsupported gpu architecture '?(compute|sm)_\d+[af]?", 4, NVCC),
+            # The same message quoted without nvcc's "nvcc fatal :" prefix (an issue title, a build summary): the
+            # quoted arch is how nvcc writes it.
+            _p(r"Unsupported gpu architecture '(?:compute|sm)_\d+[af]?'", 3, NVCC),
             # nvcc (and cuobjdump) name the option an unknown arch was given to: "nvcc fatal : Value 'sm_200' is not
             # defined for option 'gpu-code'" (nvcc 13.0, run here), 'gpu-architecture' in earlier releases.
             _p(
@@ -501,6 +520,7 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"You are using ptxas [\d.]+, which is older than [\d.]+", 3, XLA_PTXAS),
             _p(r"ptxas does not support CC \d+\.\d+|ptxas \S* ?too old", 3, TRITON_NVIDIA),
             _p(r"nvrtc: error: invalid value for --gpu-architecture", 3, NVRTC),
+            _p(r"nvrtcCompileProgram\(\): NVRTC_ERROR_INVALID_OPTION", 3, HASHCAT_NVRTC),
             # ptxas given PTX of an ISA version that predates the target it is asked for.
             _p(r"PTX \.version \d+\.\d+ does not support \.target sm_\d+", 3, NVCC),
             # Triton / Inductor running its bundled ptxas for the GPU's arch and failing.
@@ -788,6 +808,7 @@ SOURCE_PROJECTS: dict[str, str] = {
     "deepseek-ai/FlashMLA": "flashmla",
     "llvm/llvm-project": "llvm",
     "traveller59/spconv": "spconv",
+    "hashcat/hashcat": "hashcat",
 }
 
 

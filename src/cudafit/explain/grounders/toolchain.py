@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from cudafit.explain.catalogue import PYTORCH_INDEX
+from cudafit.explain.catalogue import HASHCAT_NVRTC, NVRTC, PYTORCH_INDEX
 from cudafit.explain.context import normalise_package
 from cudafit.explain.grounders.base import Ground, Grounded, default, lines_of
 from cudafit.explain.grounders.projects import PROJECTS, project_fixes
@@ -202,11 +202,21 @@ def _first_toolkit(arch: str | None, isa: str | None) -> CudaVersion | None:
     return None
 
 
+def _nvrtc(g: Ground) -> bool:
+    """Whether the run-time compiler is NVRTC (its error names, CuPy's/hashcat's reports): the fix is the libnvrtc
+    the program loads, not a ptxas or an nvcc on the PATH."""
+    nvrtc_sources = {NVRTC, HASHCAT_NVRTC}
+    return bool(nvrtc_sources & set(g.ev.get("sources", []))) or "nvrtc" in lines_of(g.ev).lower()
+
+
 def ground_jit_toolchain(g: Ground) -> Grounded:
-    """A compiler used at run time (Triton's ptxas, a JIT library's nvcc) that predates the GPU or the PTX."""
+    """A compiler used at run time (Triton's ptxas, a JIT library's nvcc, NVRTC) that predates the GPU or the
+    PTX.  Without an arch in the message, the newest GPU it runs on is the arch the compiler must know."""
     ev = g.ev
     out = default(g)
     arch = ev.get("unsupported_target")
+    if not arch and not ev.get("ptx_isa") and g.ccs:
+        arch = f"sm_{max(g.ccs).arch_number}"
     ptx_isa = ev.get("ptx_isa")
     isa = ptx_isa["needed"] if ptx_isa else None
     first = _first_toolkit(arch, isa)
@@ -228,6 +238,12 @@ def ground_jit_toolchain(g: Ground) -> Grounded:
         )
         is_triton = ev.get("triton") or "ptxas" in lines_of(ev)
         out.fixes = [ptxas, nvcc] if is_triton else [nvcc, ptxas]
+    if _nvrtc(g):
+        toolkit = f"a CUDA >= {first} toolkit" if first else "a CUDA toolkit whose nvcc --list-gpu-code lists the GPU"
+        out.fixes = [
+            f"install {toolkit} and make its NVRTC the one the program loads: its lib64 (libnvrtc) first on "
+            "LD_LIBRARY_PATH, CUDA_PATH on Windows; or a release of the program built with that NVRTC"
+        ]
     return out
 
 

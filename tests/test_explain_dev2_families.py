@@ -1,0 +1,87 @@
+"""Message families added from their emitters after the session-5 dev batch for the GPU-context categories.
+
+Each text is what its emitter prints (the format string of the cited file, filled in), not a corpus record:
+hashcat's ``nvrtcCompileProgram(): %s`` (src/ext_nvrtc.c) with NVRTC's result names, nvcc's "Unsupported gpu
+architecture 'compute_XY'" quoted without its "nvcc fatal :" prefix, and FlashAttention-3's sources, whose build
+(hopper/setup.py) is ``-gencode arch=compute_90a,code=sm_90a`` (plus sm_80 and sm_100a cubins) with no PTX.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cudafit.explain import Context, classify, explain_text
+from cudafit.model import Gpu, parse_compute_capability
+
+RTX_5090 = Gpu("NVIDIA GeForce RTX 5090", parse_compute_capability("12.0"))
+
+
+def test_hashcat_nvrtc_invalid_option_is_an_nvrtc_older_than_the_gpu() -> None:
+    # hashcat passes --gpu-architecture=compute_<device sm> and fixed options only (src/backend.c)
+    (f,) = explain_text("nvrtcCompileProgram(): NVRTC_ERROR_INVALID_OPTION", Context(gpus=(RTX_5090,)))
+    assert f.category == "jit-toolchain-too-old"
+    assert "hashcat" in f.evidence["emitters"]
+    # the GPU it runs on names the arch NVRTC must know: sm_120 first targeted by CUDA 12.8
+    assert "CUDA >= 12.8" in f.cause
+    assert any("NVRTC" in x and "LD_LIBRARY_PATH" in x for x in f.fixes), f.fixes
+    assert not any("TRITON_PTXAS_PATH" in x for x in f.fixes), f.fixes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "nvrtcCompileProgram(): NVRTC_ERROR_COMPILATION",  # the kernel source did not compile
+        "nvrtcCompileProgram(): NVRTC_ERROR_OUT_OF_MEMORY",
+        "nvrtcCompileProgram failed: NVRTC_ERROR_INVALID_OPTION",  # another program's wording: options unknown
+    ],
+)
+def test_other_nvrtc_results_are_not_claimed(text: str) -> None:
+    assert classify(text)[0].category == "unknown"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Unsupported gpu architecture 'compute_100'",
+        "error: Unsupported gpu architecture 'sm_120a' with CUDA 12.6",
+        "Unsupported gpu architecture 'compute_89' on older nvcc",
+    ],
+)
+def test_nvcc_message_without_its_prefix(text: str) -> None:
+    assert classify(text)[0].category == "jit-toolchain-too-old"
+
+
+def test_nvcc_words_without_the_quoted_arch_are_not_claimed() -> None:
+    assert classify("which gpu architecture is unsupported here?")[0].category == "unknown"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "CUDA error (/tmp/flash-attention/hopper/flash_fwd_launch_template.h:197): no kernel image is available "
+        "for execution on the device",
+        "CUDA error (/__w/xformers/xformers/third_party/flash-attention/hopper/flash_bwd_launch_template.h:85): no "
+        "kernel image is available for execution on the device",
+        'File "flash_attn_interface.py", line 42, in _flash_attn_forward\n    out = flash_attn_3_cuda.fwd(q, k, v)\n'
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+    ],
+)
+def test_flash_attention_3_kernels_missing_are_arch_specific(text: str) -> None:
+    f = classify(text)[0]
+    assert f.category == "arch-specific-mismatch"
+    assert "Dao-AILab/flash-attention:hopper/setup.py" in f.evidence["sources"]
+
+
+def test_flash_attention_3_names_alone_are_no_failure() -> None:
+    assert classify("import flash_attn_3_cuda  # hopper/flash_fwd_launch_template.h")[0].category == "unknown"
+
+
+def test_flash_attention_3_guard_on_an_older_gpu_stays_a_guard() -> None:
+    # hopper/flash_api.cpp's is_sm90 check refusing an A100 (named by nvidia-smi -L in the same log), with the
+    # extension in the traceback: the guard rightly refuses an older GPU, the a-only build is not the cause
+    text = (
+        "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5f1c0e3a-0000-0000-0000-000000000000)\n"
+        'File "flash_attn_interface.py", line 42, in _flash_attn_forward\n    out = flash_attn_3_cuda.fwd(q, k, v)\n'
+        "RuntimeError: FlashAttention-3 only supports Hopper GPUs."
+    )
+    assert classify(text)[0].category == "capability-guard"
