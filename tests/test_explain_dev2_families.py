@@ -85,3 +85,17 @@ def test_flash_attention_3_guard_on_an_older_gpu_stays_a_guard() -> None:
         "RuntimeError: FlashAttention-3 only supports Hopper GPUs."
     )
     assert classify(text)[0].category == "capability-guard"
+
+
+def test_tensorrt_plan_is_rebuilt_on_the_gpu_that_loads_it() -> None:
+    # TensorRT names the loading GPU first ("expecting") and the plan's build GPU second ("got"): a plan built on an
+    # sm_86 GPU and loaded on a T4 (NVIDIA/TensorRT#3130, the maintainer's reading)
+    text = (
+        "[TRT] [E] 6: The engine plan file is generated on an incompatible device, expecting compute 7.5 got "
+        "compute 8.6, please rebuild."
+    )
+    (f,) = explain_text(text)
+    assert f.category == "mixed-gpu"
+    assert [g["compute_capability"] for g in f.evidence["gpus"]] == ["7.5"]
+    assert "built on a GPU of compute capability 8.6 and is loaded on one of 7.5" in f.cause
+    assert "rebuild the engine on the 7.5 GPU" in f.fixes[0]

@@ -251,8 +251,9 @@ _GPU_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r"Found ([^\n]+?) which is too old to be supported by the triton[^\n]*?CUDA capability (\d+\.\d)\b"),
         "cc",
     ),
-    # TensorRT: "engine plan file is generated on an incompatible device, expecting compute 8.6 got compute 7.5"
-    (re.compile(r"()incompatible device, expecting compute \d+\.\d got compute (\d+\.\d)(?!\d)"), "cc"),
+    # TensorRT: "engine plan file is generated on an incompatible device, expecting compute 8.6 got compute 7.5": the
+    # GPU loading the plan is the one "expecting" (the plan was built on the "got" one; grounders/arch.py says why)
+    (re.compile(r"()incompatible device, expecting compute (\d+\.\d) got compute \d+\.\d(?!\d)"), "cc"),
     (re.compile(r"()Target GPU SM (\d{2,3}) is not supported by this TensorRT release"), "sm"),
     # TensorRT: "Unsupported SM: 0x601" (major in the high byte, minor in the low one)
     (re.compile(r"()Unsupported SM: 0x0*(\d{1,2})0(\d)\b"), "major_minor"),

@@ -120,16 +120,22 @@ def ground_ptx_jit_lower_arch(g: Ground) -> Grounded:
 def ground_mixed_gpu(g: Ground) -> Grounded:
     """A TensorRT engine built on another GPU model, or a host of several compute capabilities."""
     out = default(g)
+    # TensorRT's "expecting compute X got compute Y": X is the GPU that loads the plan, Y the one it was built on
+    # (TensorRT is closed source; NVIDIA's maintainer in NVIDIA/TensorRT#3130 reads "expecting compute 7.5 got compute
+    # 8.6" on a T4 as "an engine that was built on a sm86 GPU" used "in the sm75 GPU", and the reports agree: a
+    # GTX 1050 Ti (6.1) says "expecting compute 6.1", an engine built on a P6000 and run on a 2080 Ti "expecting
+    # compute 7.5 got compute 6.1").
     m = re.search(r"expecting compute (\d+\.\d) got compute (\d+\.\d)", lines_of(g.ev))
     if m:  # TensorRT: an engine is built for the GPU model it was built on
+        running, built = m.group(1), m.group(2)
         out.cause = (
-            f"the TensorRT engine was built on a GPU of compute capability {m.group(1)} and is loaded on one of "
-            f"{m.group(2)}: a serialized engine holds kernels chosen for the GPU it was built on and runs only on "
+            f"the TensorRT engine was built on a GPU of compute capability {built} and is loaded on one of "
+            f"{running}: a serialized engine holds kernels chosen for the GPU it was built on and runs only on "
             "that GPU model"
         )
         out.fixes = [
-            f"rebuild the engine on the {m.group(2)} GPU (trtexec --onnx=model.onnx --saveEngine=model.engine, or the "
-            "builder API), and key cached engines by GPU",
+            f"rebuild the engine on the {running} GPU that runs it (trtexec --onnx=model.onnx "
+            "--saveEngine=model.engine, or the builder API), and key cached engines by GPU",
             "or build it once with hardware compatibility (HardwareCompatibilityLevel.AMPERE_PLUS) to run on every "
             "Ampere or newer GPU, at some speed",
         ]
