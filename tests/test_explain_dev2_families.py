@@ -99,3 +99,25 @@ def test_tensorrt_plan_is_rebuilt_on_the_gpu_that_loads_it() -> None:
     assert [g["compute_capability"] for g in f.evidence["gpus"]] == ["7.5"]
     assert "built on a GPU of compute capability 8.6 and is loaded on one of 7.5" in f.cause
     assert "rebuild the engine on the 7.5 GPU" in f.fixes[0]
+
+
+# nccl-tests' device list (NVIDIA/nccl-tests:src/common.cu: "#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s")
+NCCL_TESTS_K80 = (
+    "#   Rank  0 Pid  48592 on    trainer device  0 [0x06] Tesla K80\n"
+    "#   Rank  1 Pid  48592 on    trainer device  1 [0x07] Tesla K80\n"
+    "trainer: Test CUDA failure common.cu:253 'no kernel image is available for execution on the device'"
+)
+NCCL_TESTS_MIXED = (
+    "#  Rank  0 Group  0 Pid  20143 on     node01 device  0 [0x18] NVIDIA GeForce RTX 3090\n"
+    "#   Rank  1 on node01 device  1 [0x3b] NVIDIA GeForce GTX 1080 Ti\n"
+    "node01: Test CUDA failure common.cu:892 'no kernel image is available for execution on the device'"
+)
+
+
+def test_nccl_tests_device_list_names_the_gpus() -> None:
+    (f,) = classify(NCCL_TESTS_K80)
+    assert f.category == "no-kernel-image"
+    assert f.evidence["gpus"] == [{"name": "Tesla K80", "compute_capability": "3.7"}]
+    mixed = classify(NCCL_TESTS_MIXED)[0]
+    assert mixed.category == "mixed-gpu"
+    assert {g["compute_capability"] for g in mixed.evidence["gpus"]} == {"8.6", "6.1"}

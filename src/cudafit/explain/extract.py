@@ -348,6 +348,13 @@ GPU_LISTINGS: tuple[re.Pattern[str], ...] = (
     # log names the file it looked for: "Config file not found at .../E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3
     # .json"
     re.compile(r"\bdevice_name=([A-Za-z][\w\-]{1,80}?)(?:,|\.json)"),
+    # nccl-tests (NVIDIA/nccl-tests:src/common.cu) lists the GPU of every rank before it runs: "#   Rank %2d Pid %6d on
+    # %10s device %2d [0x%02x] %s" (releases without the Pid, or "#Rank"), the last field cudaDeviceProp.name; a
+    # host of mixed GPUs shows them all.
+    re.compile(
+        r"(?m)^#[ \t]*Rank[ \t]+\d+[ \t]+(?:Group[ \t]+\d+[ \t]+)?(?:Pid[ \t]+\d+[ \t]+)?on[ \t]+\S+[ \t]+"
+        r"device[ \t]+\d+[ \t]+\[[0-9A-Fa-fx:.]+\][ \t]+([A-Za-z][^\n]{1,79}?)[ \t]*$"
+    ),
 )
 
 
