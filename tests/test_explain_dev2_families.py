@@ -121,3 +121,15 @@ def test_nccl_tests_device_list_names_the_gpus() -> None:
     mixed = classify(NCCL_TESTS_MIXED)[0]
     assert mixed.category == "mixed-gpu"
     assert {g["compute_capability"] for g in mixed.evidence["gpus"]} == {"8.6", "6.1"}
+
+
+def test_lc0_device_info_names_the_gpu() -> None:
+    # LeelaChessZero/lc0:src/neural/cuda/network_cudnn.cc showDeviceInfo, then its kernel launch check
+    text = (
+        "GPU: Tesla K80\nGPU memory: 11.173 Gb\nGPU clock frequency: 875.5 MHz\nGPU compute capability: 3.7\n"
+        "Unhandled exception in worker thread: CUDA error: no kernel image is available for execution on the "
+        "device (../../src/neural/cuda/common_kernels.cu:254)"
+    )
+    f = classify(text)[0]
+    assert f.category == "no-kernel-image"
+    assert f.evidence["gpus"] == [{"name": "Tesla K80", "compute_capability": "3.7"}]

@@ -307,6 +307,15 @@ _GPU_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     # nvidia-smi --query-gpu=name,compute_cap --format=csv[,noheader] (https://docs.nvidia.com/deploy/nvidia-smi/,
     # compute_cap since driver 510): "NVIDIA GeForce RTX 3090, 8.6", after its "name, compute_cap" header.
     (re.compile(r"(?m)^([A-Za-z][^,\n]{1,80}), (\d{1,2}\.\d)[ \t]*$"), "cc_csv"),
+    # Leela Chess Zero's CUDA backends (LeelaChessZero/lc0:src/neural/cuda/network_cudnn.cc, showDeviceInfo):
+    # "GPU: NAME", then its memory and clock lines, then "GPU compute capability: 3.7".
+    (
+        re.compile(
+            r"(?m)^[ \t]*GPU: ([A-Za-z][^\n]{0,79}?)[ \t]*\n(?:[^\n]*\n){0,3}?[ \t]*"
+            r"GPU compute capability: (\d+)\.(\d+)"
+        ),
+        "major_minor",
+    ),
     # sglang's check_env (sgl-project/sglang:python/sglang/check_env.py): "GPU 0,1 Compute Capability: 8.6"
     (re.compile(r"(?m)^[ \t]*GPU (\d+(?:,\d+)*) Compute Capability: (\d+\.\d)(?!\d)"), "cc_index"),
 )
@@ -361,6 +370,7 @@ GPU_LISTINGS: tuple[re.Pattern[str], ...] = (
 _NEEDLES = {
     _GPU_FORMS[0][0].pattern: " with CUDA capability sm_",
     next(rx.pattern for rx, _f in _GPU_FORMS if "(arch=" in rx.pattern): " (arch=",
+    next(rx.pattern for rx, _f in _GPU_FORMS if "GPU compute capability: " in rx.pattern): "GPU compute capability: ",
 }
 
 
