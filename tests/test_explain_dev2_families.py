@@ -133,3 +133,18 @@ def test_lc0_device_info_names_the_gpu() -> None:
     f = classify(text)[0]
     assert f.category == "no-kernel-image"
     assert f.evidence["gpus"] == [{"name": "Tesla K80", "compute_capability": "3.7"}]
+
+
+@pytest.mark.parametrize(("arch", "keep"), [("compute_35", "CUDA <= 11.8"), ("compute_30", "older CUDA toolkit")])
+def test_a_toolkit_refusing_a_dropped_kepler_arch_is_too_new(arch: str, keep: str) -> None:
+    # CUDA 12.0 dropped sm_35/37 and 11.0 sm_30: nvcc's refusal of them is a toolkit newer than the arch
+    (f,) = explain_text(f"nvcc fatal   : Unsupported gpu architecture '{arch}'")
+    assert f.category == "jit-toolchain-too-old"
+    assert "no longer targets" in f.cause and "predates" not in f.cause
+    assert f"remove {arch} from the build's arch list" in f.fixes[0]
+    assert keep in f.fixes[1]
+
+
+def test_a_toolkit_refusing_a_new_arch_predates_it() -> None:
+    (f,) = explain_text("nvcc fatal   : Unsupported gpu architecture 'compute_120'")
+    assert "predates compute_120, which needs CUDA >= 12.8" in f.cause
