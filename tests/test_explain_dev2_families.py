@@ -148,3 +148,13 @@ def test_a_toolkit_refusing_a_dropped_kepler_arch_is_too_new(arch: str, keep: st
 def test_a_toolkit_refusing_a_new_arch_predates_it() -> None:
     (f,) = explain_text("nvcc fatal   : Unsupported gpu architecture 'compute_120'")
     assert "predates compute_120, which needs CUDA >= 12.8" in f.cause
+
+
+def test_flash_attention_3_finding_names_its_targets_and_the_gpu() -> None:
+    text = (
+        "CUDA error (/__w/xformers/xformers/third_party/flash-attention/hopper/flash_fwd_launch_template.h:167): no "
+        "kernel image is available for execution on the device"
+    )
+    (f, *_rest) = explain_text(text, Context(gpus=(RTX_5090,)))
+    assert "sm_90a, sm_100a (and plain sm_80 cubins) only, which cannot run on NVIDIA GeForce RTX 5090" in f.cause
+    assert "FlashAttention-2" in f.fixes[0]
