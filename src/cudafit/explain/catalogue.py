@@ -110,6 +110,13 @@ TF_GPU = "tensorflow/tensorflow:tensorflow/core/common_runtime/gpu/gpu_device.cc
 ORT_PY = "microsoft/onnxruntime:onnxruntime/python/onnxruntime_inference_collection.py"
 ORT_CUDA = "microsoft/onnxruntime:onnxruntime/core/providers/cuda/cuda_call.cc"
 ORT_PYBIND = "microsoft/onnxruntime:onnxruntime/python/onnxruntime_pybind_state.cc"
+WARP_CONTEXT = "NVIDIA/warp:warp/context.py"
+OLLAMA_CUDART = "ollama/ollama:gpu/gpu_info_cudart.c"
+SAGEATTN = "thu-ml/SageAttention:sageattention/core.py"
+ORT_BRIDGE = "microsoft/onnxruntime:onnxruntime/core/session/provider_bridge_ort.cc"
+# usls (Rust, on the ort crate): OrtEngine's build_session bails with its compile_help / feature_help strings.
+USLS_ENGINE = "jamjamjon/usls:src/core/ort_engine.rs"
+TF_TEST = "tensorflow/tensorflow:tensorflow/python/platform/test.py"
 CT2_DEVICES = "OpenNMT/CTranslate2:src/devices.cc"
 CT2_CUDA = "OpenNMT/CTranslate2:src/cuda/utils.h"
 CT2_TYPES = "OpenNMT/CTranslate2:src/types.cc"
@@ -241,6 +248,8 @@ CATEGORIES: tuple[Category, ...] = (
         (
             _p(r"FATAL: kernel \S+ is for sm_?\d{2,3}\s*-\s*sm_?\d{2,3},? but was built for sm_?\d{2,3}", 4, TORCH_MEA),
             _p(r"\bbut was built for sm_?\d{2,3}\b", 2, TORCH_MEA),
+            # the same printf's head, "FATAL: kernel `%s` is for sm%d-sm%d, ...", as an issue title cuts it
+            _p(r"FATAL: kernel `\w+`", 2, TORCH_MEA),
             # ggml (llama.cpp): the kernel's variant for the arch that ran is a stub (NO_DEVICE_CODE).
             _p(r"has no device code compatible with CUDA arch \d+", 4, GGML_COMMON),
             _p(r"ggml-cuda was compiled without support for the current GPU architecture", 3, GGML_CUDA),
@@ -420,6 +429,14 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"GPU compute capability \d+\.\d+ is not supported ?\(requires >= ?\d", 4, NUMBA_NVVM),
             # TensorRT's own table of the SMs a release has kernels for (trtSmToCask): "Unsupported SM: 0x601".
             _p(r"\bUnsupported SM\b|trtSmToCask", 3, TRT),
+            # SageAttention asserts that its per-arch extension module imported: assert SM80_ENABLED, "SM80 kernel is
+            # not available. make sure you GPUs with compute capability 8.0 or higher." (SM89, SM90: "Make sure you
+            # GPUs with compute capability 8.9." / "9.0."); false when the GPU is older or the module was not built.
+            _p(
+                r"SM\d{2,3} kernel is not available\. Make sure you(?:r)? GPUs? (?:with|have) compute capability",
+                4,
+                SAGEATTN,
+            ),
         ),
         "the library checked the GPU's capability itself; such guards are sometimes wrong (FlashInfer's "
         "'requires sm75+', for one, tested the arch flags it was compiled with, not the device it runs on)",
@@ -484,8 +501,7 @@ CATEGORIES: tuple[Category, ...] = (
         (
             _p(r"ptxas fatal\s*:?\s*Value '(sm|compute)_\d+[af]?' is not defined for option 'gpu-name'", 4, NVCC),
             _p(r"nvcc fatal\s*:?\s*Unsupported gpu architecture '?(compute|sm)_\d+[af]?", 4, NVCC),
-            # The same message quoted without nvcc's "nvcc fatal :" prefix (an issue title, a build summary): the
-            # quoted arch is how nvcc writes it.
+            # the same diagnostic quoted without nvcc's "nvcc fatal :" prefix (CMake, ninja, an issue title)
             _p(r"Unsupported gpu architecture '(?:compute|sm)_\d+[af]?'", 3, NVCC),
             # nvcc (and cuobjdump) name the option an unknown arch was given to: "nvcc fatal : Value 'sm_200' is not
             # defined for option 'gpu-code'" (nvcc 13.0, run here), 'gpu-architecture' in earlier releases.
@@ -554,6 +570,9 @@ CATEGORIES: tuple[Category, ...] = (
                 COMPAT,
             ),
             _p(r"\berror(?: code)?[ :=]*804\b", 2, CUDART),
+            # ollama's cudart probe: cudaSetDevice returned cudaErrorInsufficientDriver (35): "your nvidia driver is
+            # too old or missing, please upgrade to run ollama" (later: ".  If you have a CUDA GPU please upgrade ...")
+            _p(r"your nvidia driver is too old or missing", 4, OLLAMA_CUDART),
         ),
         "the CUDA runtime the program bundles needs a newer driver than the installed one",
         (
@@ -617,6 +636,12 @@ CATEGORIES: tuple[Category, ...] = (
         "kernel needs more shared memory than the GPU has",
         (
             _p(r"out of resource: shared memory, Required: \d+, Hardware limit: \d+", 4, TRITON_ERRORS),
+            # OutOfResources(required, limit, name) formats f"out of resource: {name}, Required: ..." (releases
+            # before 2.0 wrote "out of resource: shared memoryRequired: ..."): its head names the resource alone
+            _p(r"\bout of resource: shared memory", 3, TRITON_ERRORS),
+            # Warp, when cuda_configure_kernel_shared_memory fails: "Failed to configure kernel dynamic shared memory
+            # for this device, tried to configure {name} kernel for {n} bytes, but maximum available is {max}"
+            _p(r"Failed to configure kernel dynamic shared memory for this device", 4, WARP_CONTEXT),
             _p(r"uses too much shared data", 3, NVCC),
             _p(r"shared[_ ]mem(ory)?.{0,40}(exceed|too (much|large)|limit)", 1.5, PG_ARCH),
         ),
@@ -654,6 +679,30 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"Specified provider 'CUDAExecutionProvider' is not in available provider names", 3, ORT_PY),
             # the CUDA provider library of onnxruntime-gpu could not load (its CUDA/cuDNN major is missing)
             _p(r"Failed to create CUDAExecutionProvider", 3, ORT_PYBIND),
+            # the same function on Windows, when CUDA_PATH is set: ORT_THROW("CUDA_PATH is set but CUDA wasn't able to
+            # be loaded. Please install the correct version of CUDA and cuDNN ...") (older releases: "wasnt")
+            _p(r"CUDA_PATH is set but CUDA wasn'?t able to be loaded", 3, ORT_PYBIND),
+            # ONNX Runtime's C API in a build without the provider: "CUDA execution provider is not enabled in this
+            # build." (TensorRT likewise), "CUDA and/or ROCM execution provider is either not enabled or not
+            # available.", and the provider library that does not load: "...AppendExecutionProvider_Cuda: Failed to
+            # load shared library".
+            _p(
+                r"\b(?:CUDA|TensorRT) execution provider is not enabled in this build|"
+                r"CUDA and/or ROCM execution provider is either not enabled or not available",
+                4,
+                ORT_BRIDGE,
+            ),
+            _p(r"AppendExecutionProvider_(?:Cuda|Tensorrt): Failed to load shared library", 3, ORT_BRIDGE),
+            # usls: the ort crate reports the CUDA/TensorRT provider unavailable ("Please compile ONNXRuntime with
+            # #EP"), or usls was built without the cargo feature ("#EP EP requires the features: `#FEATURE`").
+            _p(
+                r"Please compile ONNXRuntime with (?:CUDA|TensorRT)|(?:CUDA|TensorRT) EP requires the features",
+                3,
+                USLS_ENGINE,
+            ),
+            # tf.test.is_built_with_cuda() is False: a TensorFlow built without CUDA (the CPU wheels, native Windows
+            # since 2.11, the aarch64 PyPI wheels).
+            _p(r"is_built_with_cuda(?:\(\))?\W{0,80}?(?:returns?\s+|is\s+|==\s*)?False\b", 3, TF_TEST),
             # get_available_providers() of the CPU-only onnxruntime package: no CUDA provider in the list.
             _p(r"\[\s*'(?:Azure|CPU)ExecutionProvider'(?:\s*,\s*'(?:Azure|CPU)ExecutionProvider')*\s*\]", 1.5, ORT_PY),
             _p(r"CUDA driver library cannot be found", 3, NUMBA_DRIVER),
@@ -808,6 +857,10 @@ SOURCE_PROJECTS: dict[str, str] = {
     "deepseek-ai/FlashMLA": "flashmla",
     "llvm/llvm-project": "llvm",
     "traveller59/spconv": "spconv",
+    "NVIDIA/warp": "warp",
+    "ollama/ollama": "ollama",
+    "thu-ml/SageAttention": "sageattention",
+    "jamjamjon/usls": "usls",
     "hashcat/hashcat": "hashcat",
 }
 
