@@ -100,7 +100,7 @@ EMITTED = [
      "ptxas application ptx input, line 9; fatal   : Unsupported .version 6.3; current version is '6.1'",
      "ptx-too-new-for-driver", "PTX ISA 6.3 needs a driver", ["TRITON_PTXAS_PATH"]),
     ("[TRT] [E] 6: The engine plan file is generated on an incompatible device, expecting compute 8.6 got compute "
-     "7.5, please rebuild.", "mixed-gpu", "rebuild the engine on the 7.5 GPU", []),
+     "7.5, please rebuild.", "mixed-gpu", "rebuild the engine on the 8.6 GPU", []),
     ("ValueError: The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current "
      "capability: 70.", "capability-guard", "compute capability >= 7.5", []),
     ("W tensorflow/core/common_runtime/gpu/gpu_device.cc:2256] Cannot dlopen some GPU libraries. Please make sure the "

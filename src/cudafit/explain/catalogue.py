@@ -160,6 +160,14 @@ VLLM_NVFP4 = "vllm-project/vllm:csrc/quantization/fp4/nvfp4_scaled_mm_entry.cu"
 # FlashMLA's setup.py builds -gencode arch=compute_90a,code=sm_90a and compute_100f,code=sm_100f only (earlier
 # releases and sgl-kernel's cmake/flashmla.cmake: sm_90a, sm_100a): no plain-arch code, no PTX.
 FLASHMLA_BUILD = "deepseek-ai/FlashMLA:setup.py"
+# FlashAttention-3's hopper/setup.py builds the extension flash_attn_3_cuda with -gencode arch=compute_90a,code=sm_90a
+# (the *_sm90.cu instantiations; *_sm100.cu: compute_100a, *_sm80.cu: sm_80 cubins): no PTX, and no code for a GPU
+# outside sm_80-family cubins and the a targets.  Its sources (hopper/flash_fwd_launch_template.h, ...) name it.
+FA3_BUILD = "Dao-AILab/flash-attention:hopper/setup.py"
+# hashcat (src/ext_nvrtc.c) reports NVRTC's result as "nvrtcCompileProgram(): %s"; the options it passes are fixed
+# but for --gpu-architecture=compute_<the device's sm_major*10+sm_minor> (src/backend.c), so NVRTC's
+# NVRTC_ERROR_INVALID_OPTION there is an NVRTC older than the GPU.
+HASHCAT_NVRTC = "hashcat/hashcat:src/ext_nvrtc.c"
 LLVM_SUBTARGET = "llvm/llvm-project:llvm/lib/MC/MCSubtargetInfo.cpp"
 CLANG_DRIVER = "llvm/llvm-project:clang/include/clang/Basic/DiagnosticDriverKinds.td"
 
@@ -315,6 +323,14 @@ CATEGORIES: tuple[Category, ...] = (
             ),
             # Kernels of a library built for 'a' targets only: weak alone, decisive next to "no kernel image".
             _p(r"\bFlashMLA\b|flash_mla|flash_fwd_mla|splitkv_mla", 1.5, FLASHMLA_BUILD),
+            # FlashAttention-3's own names (the extension flash_attn_3_cuda, its hopper/ sources and _sm90
+            # instantiations), also when vendored (xformers' third_party/flash-attention/hopper/).
+            _p(
+                r"\bflash_attn_3(?:_cuda)?\b|hopper[/\\]flash_(?:fwd|bwd)\w*\.(?:h|cu|cpp)\b|"
+                r"flash_(?:fwd|bwd)_hdim\w+_sm90\.cu\b",
+                1.5,
+                FA3_BUILD,
+            ),
             # FlashMLA's dispatch (csrc/api/dense_decode.h, sparse_fwd.h): "Dense decode MLA is only supported on
             # SM90a architecture", "Sparse Attention Forward Kernel is only supported on SM90a and SM100f
             # architectures": its kernels exist for those a/f targets only.
@@ -520,6 +536,7 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"You are using ptxas [\d.]+, which is older than [\d.]+", 3, XLA_PTXAS),
             _p(r"ptxas does not support CC \d+\.\d+|ptxas \S* ?too old", 3, TRITON_NVIDIA),
             _p(r"nvrtc: error: invalid value for --gpu-architecture", 3, NVRTC),
+            _p(r"nvrtcCompileProgram\(\): NVRTC_ERROR_INVALID_OPTION", 3, HASHCAT_NVRTC),
             # ptxas given PTX of an ISA version that predates the target it is asked for.
             _p(r"PTX \.version \d+\.\d+ does not support \.target sm_\d+", 3, NVCC),
             # Triton / Inductor running its bundled ptxas for the GPU's arch and failing.
@@ -844,6 +861,7 @@ SOURCE_PROJECTS: dict[str, str] = {
     "ollama/ollama": "ollama",
     "thu-ml/SageAttention": "sageattention",
     "jamjamjon/usls": "usls",
+    "hashcat/hashcat": "hashcat",
 }
 
 

@@ -19,6 +19,7 @@ from cudafit.explain.catalogue import (
     CATEGORIES,
     DRIVER_JIT,
     FA3_API,
+    FA3_BUILD,
     FLASHMLA_BUILD,
     MIN_SCORE,
     UNKNOWN,
@@ -153,7 +154,8 @@ def _arch_specific_beside_missing_image(s: _Scoring) -> None:
     if "arch-specific-mismatch" not in s.scores:
         return
     match = s.matches["arch-specific-mismatch"]
-    real = any(a[-1] in "af" for a in s.facts.get("archs", [])) or FLASHMLA_BUILD in match.sources
+    built_af_only = {FLASHMLA_BUILD, FA3_BUILD} & set(match.sources)  # libraries whose builds are a/f-only
+    real = any(a[-1] in "af" for a in s.facts.get("archs", [])) or bool(built_af_only)
     if match.strongest < 2.5 and not real:
         del s.scores["arch-specific-mismatch"]
         return
@@ -193,7 +195,7 @@ def _hopper_only_guards(s: _Scoring) -> None:
     elif (
         max(majors) < 9
         and "arch-specific-mismatch" in s.scores
-        and set(s.matches["arch-specific-mismatch"].sources) <= {FA3_API}
+        and set(s.matches["arch-specific-mismatch"].sources) <= {FA3_API, FA3_BUILD}
     ):
         _move(s, "arch-specific-mismatch", "capability-guard")
 

@@ -251,8 +251,9 @@ _GPU_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r"Found ([^\n]+?) which is too old to be supported by the triton[^\n]*?CUDA capability (\d+\.\d)\b"),
         "cc",
     ),
-    # TensorRT: "engine plan file is generated on an incompatible device, expecting compute 8.6 got compute 7.5"
-    (re.compile(r"()incompatible device, expecting compute \d+\.\d got compute (\d+\.\d)(?!\d)"), "cc"),
+    # TensorRT: "engine plan file is generated on an incompatible device, expecting compute 8.6 got compute 7.5": the
+    # GPU loading the plan is the one "expecting" (the plan was built on the "got" one; grounders/arch.py says why)
+    (re.compile(r"()incompatible device, expecting compute (\d+\.\d) got compute \d+\.\d(?!\d)"), "cc"),
     (re.compile(r"()Target GPU SM (\d{2,3}) is not supported by this TensorRT release"), "sm"),
     # TensorRT: "Unsupported SM: 0x601" (major in the high byte, minor in the low one)
     (re.compile(r"()Unsupported SM: 0x0*(\d{1,2})0(\d)\b"), "major_minor"),
@@ -306,6 +307,15 @@ _GPU_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     # nvidia-smi --query-gpu=name,compute_cap --format=csv[,noheader] (https://docs.nvidia.com/deploy/nvidia-smi/,
     # compute_cap since driver 510): "NVIDIA GeForce RTX 3090, 8.6", after its "name, compute_cap" header.
     (re.compile(r"(?m)^([A-Za-z][^,\n]{1,80}), (\d{1,2}\.\d)[ \t]*$"), "cc_csv"),
+    # Leela Chess Zero's CUDA backends (LeelaChessZero/lc0:src/neural/cuda/network_cudnn.cc, showDeviceInfo):
+    # "GPU: NAME", then its memory and clock lines, then "GPU compute capability: 3.7".
+    (
+        re.compile(
+            r"(?m)^[ \t]*GPU: ([A-Za-z][^\n]{0,79}?)[ \t]*\n(?:[^\n]*\n){0,3}?[ \t]*"
+            r"GPU compute capability: (\d+)\.(\d+)"
+        ),
+        "major_minor",
+    ),
     # sglang's check_env (sgl-project/sglang:python/sglang/check_env.py): "GPU 0,1 Compute Capability: 8.6"
     (re.compile(r"(?m)^[ \t]*GPU (\d+(?:,\d+)*) Compute Capability: (\d+\.\d)(?!\d)"), "cc_index"),
 )
@@ -347,12 +357,20 @@ GPU_LISTINGS: tuple[re.Pattern[str], ...] = (
     # log names the file it looked for: "Config file not found at .../E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3
     # .json"
     re.compile(r"\bdevice_name=([A-Za-z][\w\-]{1,80}?)(?:,|\.json)"),
+    # nccl-tests (NVIDIA/nccl-tests:src/common.cu) lists the GPU of every rank before it runs: "#   Rank %2d Pid %6d on
+    # %10s device %2d [0x%02x] %s" (releases without the Pid, or "#Rank"), the last field cudaDeviceProp.name; a
+    # host of mixed GPUs shows them all.
+    re.compile(
+        r"(?m)^#[ \t]*Rank[ \t]+\d+[ \t]+(?:Group[ \t]+\d+[ \t]+)?(?:Pid[ \t]+\d+[ \t]+)?on[ \t]+\S+[ \t]+"
+        r"device[ \t]+\d+[ \t]+\[[0-9A-Fa-fx:.]+\][ \t]+([A-Za-z][^\n]{1,79}?)[ \t]*$"
+    ),
 )
 
 
 _NEEDLES = {
     _GPU_FORMS[0][0].pattern: " with CUDA capability sm_",
     next(rx.pattern for rx, _f in _GPU_FORMS if "(arch=" in rx.pattern): " (arch=",
+    next(rx.pattern for rx, _f in _GPU_FORMS if "GPU compute capability: " in rx.pattern): "GPU compute capability: ",
 }
 
 

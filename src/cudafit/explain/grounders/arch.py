@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from cudafit.explain.catalogue import category
+from cudafit.explain.catalogue import FA3_BUILD, category
 from cudafit.explain.classify import HOPPER_ONLY, Finding
 from cudafit.explain.extract import arch_number
 from cudafit.explain.grounders.base import (
@@ -120,16 +120,22 @@ def ground_ptx_jit_lower_arch(g: Ground) -> Grounded:
 def ground_mixed_gpu(g: Ground) -> Grounded:
     """A TensorRT engine built on another GPU model, or a host of several compute capabilities."""
     out = default(g)
+    # TensorRT's "expecting compute X got compute Y": X is the GPU that loads the plan, Y the one it was built on
+    # (TensorRT is closed source; NVIDIA's maintainer in NVIDIA/TensorRT#3130 reads "expecting compute 7.5 got compute
+    # 8.6" on a T4 as "an engine that was built on a sm86 GPU" used "in the sm75 GPU", and the reports agree: a
+    # GTX 1050 Ti (6.1) says "expecting compute 6.1", an engine built on a P6000 and run on a 2080 Ti "expecting
+    # compute 7.5 got compute 6.1").
     m = re.search(r"expecting compute (\d+\.\d) got compute (\d+\.\d)", lines_of(g.ev))
     if m:  # TensorRT: an engine is built for the GPU model it was built on
+        running, built = m.group(1), m.group(2)
         out.cause = (
-            f"the TensorRT engine was built on a GPU of compute capability {m.group(1)} and is loaded on one of "
-            f"{m.group(2)}: a serialized engine holds kernels chosen for the GPU it was built on and runs only on "
+            f"the TensorRT engine was built on a GPU of compute capability {built} and is loaded on one of "
+            f"{running}: a serialized engine holds kernels chosen for the GPU it was built on and runs only on "
             "that GPU model"
         )
         out.fixes = [
-            f"rebuild the engine on the {m.group(2)} GPU (trtexec --onnx=model.onnx --saveEngine=model.engine, or the "
-            "builder API), and key cached engines by GPU",
+            f"rebuild the engine on the {running} GPU that runs it (trtexec --onnx=model.onnx "
+            "--saveEngine=model.engine, or the builder API), and key cached engines by GPU",
             "or build it once with hardware compatibility (HardwareCompatibilityLevel.AMPERE_PLUS) to run on every "
             "Ampere or newer GPU, at some speed",
         ]
@@ -244,15 +250,32 @@ def ground_arch_specific(g: Ground) -> Grounded:
         return _needs_arch_specific_target(g, lines)
     out = default(g)
     special = [a for a in g.ev.get("archs", []) if a[-1] in "af"]
+    fa3 = FA3_BUILD in g.ev.get("sources", [])
+    also = ["sm_80"] if fa3 else []  # plain targets beside the a/f ones, where they run too
+    if not special and fa3:  # hopper/setup.py: sm_80 cubins, compute_90a/sm_90a, compute_100a/sm_100a, no PTX
+        special = ["sm_90a", "sm_100a"]
     if not special and re.search(HOPPER_ONLY, lines):  # FlashAttention-3, DeepGEMM: built for sm_90a only
         special = ["sm_90a"]
+    if fa3:
+        out.fixes = [
+            "FlashAttention-3 (flash_attn_3, its hopper/ build) has kernels for sm_80-family GPUs, sm_90a and sm_100a "
+            "only: on other GPUs use FlashAttention-2 (pip install flash-attn) or torch's "
+            "scaled_dot_product_attention",
+            *out.fixes,
+        ]
+    built = ", ".join(special) + (f" (and plain {', '.join(also)} cubins)" if also else "")
     if special and g.gpus:
-        none = [x for x in g.gpus if not any(arch_runs_on(a, x.compute_capability) for a in special)]
+        none = [x for x in g.gpus if not any(arch_runs_on(a, x.compute_capability) for a in special + also)]
         if none:
             out.cause = (
-                f"the code is built for {', '.join(special)} only, which cannot run on {describe(none)}: "
+                f"the code is built for {built} only, which cannot run on {describe(none)}: "
                 "'a' code runs on exactly its compute capability, 'f' code on its family only"
             )
+    elif special and also:
+        out.cause = (
+            f"the code is built for {built} only, with no PTX: the sm_90a/sm_100a kernels run on exactly compute "
+            "capability 9.0/10.0, the sm_80 cubins on 8.x GPUs, so any other GPU finds no usable code"
+        )
     elif special:
         out.cause = (
             f"the code is built for {', '.join(special)} only: 'a' code runs on exactly that compute capability "

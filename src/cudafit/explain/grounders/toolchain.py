@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 
-from cudafit.explain.catalogue import PYTORCH_INDEX
+from cudafit.explain.catalogue import HASHCAT_NVRTC, NVRTC, PYTORCH_INDEX
 from cudafit.explain.context import normalise_package
+from cudafit.explain.extract import arch_number
 from cudafit.explain.grounders.base import Ground, Grounded, default, lines_of
 from cudafit.explain.grounders.projects import PROJECTS, project_fixes
 from cudafit.model import CudaVersion, DriverVersion
@@ -202,11 +203,59 @@ def _first_toolkit(arch: str | None, isa: str | None) -> CudaVersion | None:
     return None
 
 
+# Fermi (sm_2x) and Kepler (sm_3x) were targets of every CUDA toolkit from 6.0 until they were dropped (Fermi in
+# 9.0, sm_30 in 11.0, sm_35/37 in 12.0: the toolkits' release notes), so a toolkit refusing one is newer than the
+# arch.  From Maxwell on, a refusal can also be a toolkit older than the arch (compute_70 from CUDA 8), and the
+# message alone does not say which.
+_KEPLER_END = 50
+
+
+def _last_toolkit(arch: str) -> CudaVersion | None:
+    """The last CUDA toolkit of cudafit's table that still targets ``arch`` (``None``: none of them does)."""
+    from cudafit.rules import tables
+
+    want = arch.replace("compute_", "sm_")
+    targets = sorted(tables.load_tables().targets.items())
+    return next((c for c, ts in reversed(targets) if want in {str(t) for t in ts}), None)
+
+
+def _old_arch_refused(out: Grounded, arch: str) -> None:
+    """A build asking a toolkit for a Fermi/Kepler arch the toolkit has dropped: the toolkit is too new for it."""
+    last = _last_toolkit(arch)
+    keep = (
+        f"a CUDA <= {last} toolkit, the last of cudafit's table that targets it"
+        if last
+        else "the older CUDA toolkit that still targets it"
+    )
+    out.cause = (
+        f"the build asks for {arch}, an arch this CUDA toolkit no longer targets: the toolkit is newer than the "
+        "arch (major releases drop the oldest ones), not older"
+    )
+    out.fixes = [
+        f"remove {arch} from the build's arch list (TORCH_CUDA_ARCH_LIST, CMAKE_CUDA_ARCHITECTURES, -gencode / "
+        "-arch flags) and list the GPUs it must run on (cudafit plan --gpu NAME gives the forms)",
+        f"or, to keep running on a GPU of that arch, build with {keep}",
+    ]
+
+
+def _nvrtc(g: Ground) -> bool:
+    """Whether the run-time compiler is NVRTC (its error names, CuPy's/hashcat's reports): the fix is the libnvrtc
+    the program loads, not a ptxas or an nvcc on the PATH."""
+    nvrtc_sources = {NVRTC, HASHCAT_NVRTC}
+    return bool(nvrtc_sources & set(g.ev.get("sources", []))) or "nvrtc" in lines_of(g.ev).lower()
+
+
 def ground_jit_toolchain(g: Ground) -> Grounded:
-    """A compiler used at run time (Triton's ptxas, a JIT library's nvcc) that predates the GPU or the PTX."""
+    """A compiler used at run time (Triton's ptxas, a JIT library's nvcc, NVRTC) that predates the GPU or the
+    PTX.  Without an arch in the message, the newest GPU it runs on is the arch the compiler must know."""
     ev = g.ev
     out = default(g)
     arch = ev.get("unsupported_target")
+    if arch and arch_number(arch) < _KEPLER_END:
+        _old_arch_refused(out, arch)
+        return out
+    if not arch and not ev.get("ptx_isa") and g.ccs:
+        arch = f"sm_{max(g.ccs).arch_number}"
     ptx_isa = ev.get("ptx_isa")
     isa = ptx_isa["needed"] if ptx_isa else None
     first = _first_toolkit(arch, isa)
@@ -228,6 +277,12 @@ def ground_jit_toolchain(g: Ground) -> Grounded:
         )
         is_triton = ev.get("triton") or "ptxas" in lines_of(ev)
         out.fixes = [ptxas, nvcc] if is_triton else [nvcc, ptxas]
+    if _nvrtc(g):
+        toolkit = f"a CUDA >= {first} toolkit" if first else "a CUDA toolkit whose nvcc --list-gpu-code lists the GPU"
+        out.fixes = [
+            f"install {toolkit} and make its NVRTC the one the program loads: its lib64 (libnvrtc) first on "
+            "LD_LIBRARY_PATH, CUDA_PATH on Windows; or a release of the program built with that NVRTC"
+        ]
     return out
 
 
