@@ -23,36 +23,21 @@ from pathlib import Path
 def inventory(n: int) -> dict[str, object]:
     """A machine document with ``n`` devices and one problem per device."""
     gpus = [
-        {
-            "name": "NVIDIA H100 80GB HBM3",
-            "compute_capability": "9.0",
-            "index": i,
-            "cuda_index": i,
-            "uuid": f"GPU-{i:08d}",
-            "pci_bus_id": f"{i // 256:08x}:{i % 256:02x}:00.0",
-            "memory_mib": 81559,
-        }
+        {"name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0", "index": i, "cuda_index": i,
+         "uuid": f"GPU-{i:08d}", "pci_bus_id": f"{i // 256:08x}:{i % 256:02x}:00.0", "memory_mib": 81559}
         for i in range(n)
     ]
     problems = [f"NVML: GPU {i} reported [a problem]" for i in range(n)]
-    return {
-        "schema": "cudafit.gpus/1",
-        "mode": "machine",
-        "driver_version": "580.65.06",
-        "problems": problems,
-        "gpus": gpus,
-    }
+    return {"schema": "cudafit.gpus/1", "mode": "machine", "driver_version": "580.65.06",
+            "problems": problems, "gpus": gpus}
 
 
 def run(path: str, *extra: str, runs: int) -> float:
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "-m", "cudafit", "gpus", "--inventory", path, *extra],
-            stdout=subprocess.DEVNULL,
-            check=True,
-        )
+        subprocess.run([sys.executable, "-m", "cudafit", "gpus", "--inventory", path, *extra],
+                       stdout=subprocess.DEVNULL, check=True)
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 

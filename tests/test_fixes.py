@@ -27,6 +27,7 @@ RTX_2080 = Gpu("GeForce RTX 2080", ComputeCapability(7, 5))
 RTX_3090 = Gpu("GeForce RTX 3090", ComputeCapability(8, 6))
 
 
+
 def lib(path: Path, *archs: tuple[int, int, int], needed: tuple[str, ...] = ()) -> Path:
     """A .so whose one fatbin holds (kind, arch, variant flags) entries; PTX entries carry ISA 9.0."""
     entries = [entry(k, a, flags=BASE_FLAGS | f, code_version=(9, 0) if k == 1 else (1, 8)) for k, a, f in archs]

@@ -188,12 +188,8 @@ def test_recorded_host_of_the_wrong_shape_is_the_probes_problem(tmp_path: Path) 
 
 
 def test_gpus_text_is_markup_safe(tmp_path: Path, cli: Any) -> None:
-    doc = {
-        "schema": "cudafit.gpus/1",
-        "gpus": [{"name": "GPU [/bold] x", "compute_capability": "9.0"}],
-        "driver_version": "580.65.06",
-        "problems": ["[red]unclosed"],
-    }
+    doc = {"schema": "cudafit.gpus/1", "gpus": [{"name": "GPU [/bold] x", "compute_capability": "9.0"}],
+           "driver_version": "580.65.06", "problems": ["[red]unclosed"]}
     rc, out, _err = cli("gpus", "--inventory", _inventory(tmp_path, json.dumps(doc)))
     assert rc == 0
     assert "GPU [/bold] x" in out
@@ -204,10 +200,8 @@ def test_gpus_text_is_markup_safe(tmp_path: Path, cli: Any) -> None:
 
 
 def test_pyproject_not_utf8_or_nested_is_a_policy_error(tmp_path: Path, cli: Any) -> None:
-    for content, message in (
-        (b"[tool.cudafit.audit]\nrequire = '\xff'\n", "not UTF-8"),
-        (b"a = " + b"[" * 30000 + b"]" * 30000, "nested too deeply"),
-    ):
+    for content, message in ((b"[tool.cudafit.audit]\nrequire = '\xff'\n", "not UTF-8"),
+                             (b"a = " + b"[" * 30000 + b"]" * 30000, "nested too deeply")):
         path = tmp_path / "pyproject.toml"
         path.write_bytes(content)
         rc, _out, err = cli("audit", str(BIN / "k_sm90a.cubin"), "--config", str(path))
@@ -221,11 +215,8 @@ def _fleet(tmp_path: Path, nodes: list[Any], **extra: Any) -> str:
     return str(path)
 
 
-GOOD_NODE = {
-    "name": "good",
-    "driver_version": "580.65.06",
-    "gpus": [{"name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0", "count": 8}],
-}
+GOOD_NODE = {"name": "good", "driver_version": "580.65.06",
+             "gpus": [{"name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0", "count": 8}]}
 
 
 @pytest.mark.parametrize(
@@ -292,13 +283,8 @@ def test_bad_k8s_node_is_invalid_and_the_others_are_judged(tmp_path: Path) -> No
 def test_label_selectors_never_crash_on_odd_label_values(tmp_path: Path) -> None:
     from cudafit.fleet.k8s_source import inventory_from_nodes_json
 
-    doc = {
-        "kind": "NodeList",
-        "items": [
-            {"metadata": {"name": "a", "labels": {"pool": ["x"]}}},
-            {"metadata": {"name": "b", "labels": {"pool": "x"}}},
-        ],
-    }
+    doc = {"kind": "NodeList", "items": [{"metadata": {"name": "a", "labels": {"pool": ["x"]}}},
+                                         {"metadata": {"name": "b", "labels": {"pool": "x"}}}]}
     path = tmp_path / "nodes.json"
     path.write_text(json.dumps(doc))
     inv = inventory_from_nodes_json(str(path), selector="pool in (x)")
@@ -350,9 +336,8 @@ def test_declared_sizes_are_claims_not_allocations(tmp_path: Path, size_mib: int
     assert len(z) < 20_000
     flags = BASE_FLAGS | FLAG_ZSTD
     so = tmp_path / "libbomb.so"
-    so.write_bytes(
-        elf([(".nv_fatbin", fatbin(entry(2, 90, flags=flags, payload=z, compressed_size=len(z), uncompressed_size=n)))])
-    )
+    so.write_bytes(elf([(".nv_fatbin", fatbin(entry(2, 90, flags=flags, payload=z, compressed_size=len(z),
+                                                     uncompressed_size=n)))]))
     for cmd in (("scan", "--kernels", str(so)), ("check", "--kernels", "--no-probe", "--gpu", "h100", str(so))):
         rss, out = _peak_rss_mb(*cmd)
         assert rss < 256, (cmd, rss, out)
@@ -364,18 +349,8 @@ def test_an_entry_that_lies_by_eight_bytes_is_refused_before_inflating(tmp_path:
     z = zstandard.ZstdCompressor().compress(cubin)
     flags = BASE_FLAGS | FLAG_ZSTD
     so = tmp_path / "liblie.so"
-    so.write_bytes(
-        elf(
-            [
-                (
-                    ".nv_fatbin",
-                    fatbin(
-                        entry(2, 90, flags=flags, payload=z, compressed_size=len(z), uncompressed_size=len(cubin) + 8)
-                    ),
-                )
-            ]
-        )
-    )
+    so.write_bytes(elf([(".nv_fatbin", fatbin(entry(2, 90, flags=flags, payload=z, compressed_size=len(z),
+                                                     uncompressed_size=len(cubin) + 8)))]))
     rss, out = _peak_rss_mb("scan", "--kernels", str(so))
     assert rss < 256
     assert f"zstd frame declares {len(cubin)} bytes, the entry {len(cubin) + 8}" in " ".join(out.split())

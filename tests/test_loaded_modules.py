@@ -650,3 +650,4 @@ def test_a_mutated_dll_import_table_is_data_never_an_exception(
         data[off % len(data)] = value
     facts = inspect_bytes(bytes(data[: len(data) - cut % len(data)]), "x.dll")
     assert facts.error is None or facts.error_code
+

@@ -125,9 +125,7 @@ _ITEM = st.fixed_dictionaries(
 
 @settings(max_examples=300, deadline=None)
 @given(st.fixed_dictionaries({}, optional={"install": st.lists(_ITEM | _JSON, max_size=5) | _JSON}) | _JSON)
-@example(
-    {"install": [{"metadata": {"name": "Torch", "version": "2.8.0"}, "download_info": {"url": "https://x/t.whl"}}]}
-)
+@example({"install": [{"metadata": {"name": "Torch", "version": "2.8.0"}, "download_info": {"url": "https://x/t.whl"}}]})
 def test_pip_install_report_of_any_shape_yields_typed_rows_never_raises(doc: Any) -> None:
     """pip's installation report is outside input: any shape gives rows of strings, or none, never an error."""
     from cudafit.find.deps import _iter_report
