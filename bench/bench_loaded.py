@@ -11,8 +11,16 @@ and reports per file the modules found by each, the median time and its noise.  
 (``--rounds`` rounds of ``--runs`` calls per file each), so a busy machine slows both alike; the median
 is over every call of every round and the noise is the interquartile range (p25-p75) of those calls.
 
+The import check is gated (binary/linkage.py): it runs only when the file's visible dependency tree holds
+``libcuda.so*`` or a library defining a loader.  Per file the table says the gate's answer and how many
+libraries it read to decide (once per scan: a scan keeps each library's answer, as the timed calls here do
+after the first).  ``--fresh-gate`` forgets those answers before every call (what the first file of a scan
+pays: its libraries read again); ``--cold ROOT`` also drops every file under ROOT from the page cache
+(``posix_fadvise(POSIX_FADV_DONTNEED)``; no root needed) before every call, a first scan after install.
+``--rev main`` compares with the ungated check instead of the release before issue 24.
+
 Usage:
-    python bench/bench_loaded.py [--rev REV] [--runs N] [--rounds R] FILE_OR_DIR...
+    python bench/bench_loaded.py [--rev REV] [--runs N] [--rounds R] [--fresh-gate] [--cold ROOT] FILE_OR_DIR...
 Shared objects under each directory are timed (the largest 40 of each directory, to keep it short).
 Results go to bench/results/loaded.json and a Markdown table on stdout.
 """
@@ -39,19 +47,51 @@ ROOT = HERE.parent
 PREVIOUS_RELEASE = "f6111cb4018e434090b7c0fd74d153412509ef90"
 
 _TIMER = r"""
-import json, sys, time
+import json, os, sys, time
 from cudafit.binary import inspect_path
+try:  # the gate of the module-loader import check (absent from the previous release)
+    from cudafit.binary import linkage
+except ImportError:
+    linkage = None
+runs, fresh, cold_root = int(sys.argv[1]), sys.argv[2] == "1", sys.argv[3]
+evict = []
+if cold_root:
+    for dirpath, _dirs, names in os.walk(cold_root):
+        evict += [os.path.join(dirpath, n) for n in names if not os.path.islink(os.path.join(dirpath, n))]
+
+
+def drop_page_cache():
+    for path in evict:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
 out = {}
-for path in sys.argv[2:]:
-    inspect_path(path)  # page cache and imports warm, as for every file but the first of a scan
+for path in sys.argv[4:]:
+    if linkage is not None:
+        linkage.forget()
+    opened = linkage.FILE_SYSTEM.opened if linkage is not None else 0
+    inspect_path(path)  # imports warm, and the page cache unless --cold
+    opened = linkage.FILE_SYSTEM.opened - opened if linkage is not None else 0
+    gate = linkage.file_gate(path) if linkage is not None else None
     times = []
-    for _ in range(int(sys.argv[1])):
+    for _ in range(runs):
+        if (fresh or cold_root) and linkage is not None:
+            linkage.forget()  # the gate decides again, reading its libraries, as for the first file of a scan
+        if cold_root:
+            drop_page_cache()
         t = time.perf_counter()
         facts = inspect_path(path)
         times.append(time.perf_counter() - t)
     loaded = sum(1 for m in facts.modules if getattr(m, "loaded", False))
     out[path] = {"times": times, "modules": len(facts.modules), "loaded": loaded,
-                 "error": facts.error, "notes": len(facts.notes)}
+                 "error": facts.error, "notes": len(facts.notes), "gate_opened": opened, "gate": gate}
 print(json.dumps(out))
 """
 
@@ -79,10 +119,16 @@ def export_release(rev: str, into: Path) -> Path:
     return into / "src"
 
 
-def time_tree(src: Path, files: list[str], runs: int) -> dict[str, dict[str, Any]]:
+def time_tree(
+    src: Path, files: list[str], runs: int, *, fresh: bool = False, cold: str = ""
+) -> dict[str, dict[str, Any]]:
     env = {**os.environ, "PYTHONPATH": str(src)}
     p = subprocess.run(
-        [sys.executable, "-c", _TIMER, str(runs), *files], capture_output=True, text=True, check=True, env=env
+        [sys.executable, "-c", _TIMER, str(runs), "1" if fresh else "0", cold, *files],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
     )
     result: dict[str, dict[str, Any]] = json.loads(p.stdout)
     return result
@@ -112,6 +158,19 @@ def main() -> int:
     ap.add_argument("--rev", default=PREVIOUS_RELEASE, help="the previous release (default: before issue 24)")
     ap.add_argument("--runs", type=int, default=10, help="calls per file per round")
     ap.add_argument("--rounds", type=int, default=2, help="turns each tree takes")
+    ap.add_argument(
+        "--fresh-gate",
+        action="store_true",
+        help="forget the gate's kept answers before every call: each call reads the file's libraries again, "
+        "as the first file of a scan does (default: kept, as for every later file of a scan)",
+    )
+    ap.add_argument(
+        "--cold",
+        metavar="ROOT",
+        default="",
+        help="before every call, drop every file under ROOT from the page cache (posix_fadvise DONTNEED) and "
+        "forget the gate's answers: a first scan after the files were written",
+    )
     args = ap.parse_args()
     files = shared_objects(args.paths)
     calls: dict[str, dict[str, list[float]]] = {"before": {f: [] for f in files}, "after": {f: [] for f in files}}
@@ -120,7 +179,7 @@ def main() -> int:
         trees = {"before": export_release(args.rev, Path(tmp)), "after": ROOT / "src"}
         for _ in range(args.rounds):
             for side, src in trees.items():
-                for f, r in time_tree(src, files, args.runs).items():
+                for f, r in time_tree(src, files, args.runs, fresh=args.fresh_gate, cold=args.cold).items():
                     calls[side][f] += r["times"]
                     found.setdefault(side, {})[f] = r
     rows = []
@@ -136,6 +195,8 @@ def main() -> int:
                 "modules_before": found["before"][f]["modules"],
                 "modules_after": found["after"][f]["modules"],
                 "loaded_after": found["after"][f]["loaded"],
+                "gate_open": found["after"][f].get("gate"),
+                "gate_libraries_read": found["after"][f].get("gate_opened", 0),
             }
         )
     plain = [r for r in rows if not r["modules_before"] and not r["modules_after"]]
@@ -143,18 +204,33 @@ def main() -> int:
         name: (sum(r["before_ms"]["median"] for r in group), sum(r["after_ms"]["median"] for r in group))
         for name, group in (("all", rows), ("without_device_code", plain))
     }
-    out = {"previous_release": args.rev, "runs": args.runs, "rounds": args.rounds, "files": rows, "sums_ms": sums}
+    out = {
+        "previous_release": args.rev,
+        "runs": args.runs,
+        "rounds": args.rounds,
+        "fresh_gate": args.fresh_gate,
+        "cold": args.cold,
+        "files": rows,
+        "sums_ms": sums,
+    }
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "loaded.json").write_text(json.dumps(out, indent=1) + "\n")
     n = args.runs * args.rounds
-    print(f"previous release {args.rev[:10]}; inspect_path per file, cache off; median (p25-p75) of {n} calls\n")
-    print("| file | MB | before ms | after ms | after/before | modules before -> after (loaded) |")
-    print("|---|---:|---:|---:|---:|---|")
+    mode = "cold page cache, gate decided again" if args.cold else ("gate decided again" if args.fresh_gate else "warm")
+    print(
+        f"previous release {args.rev[:10]}; inspect_path per file, cache off, {mode}; median (p25-p75) of {n} calls\n"
+    )
+    print(
+        "| file | MB | before ms | after ms | after/before | modules before -> after (loaded) | gate (libraries read) |"
+    )
+    print("|---|---:|---:|---:|---:|---|---|")
     for r, f in zip(rows, files, strict=True):
         b, a = Timing.of(calls["before"][f]), Timing.of(calls["after"][f])
+        gate = {True: "open", False: "shut", None: "-"}[r["gate_open"]]
         print(
             f"| {Path(f).name} | {r['size'] / 1e6:.0f} | {b} | {a} | {r['ratio']:.2f} | "
-            f"{r['modules_before']} -> {r['modules_after']} ({r['loaded_after']}) |"
+            f"{r['modules_before']} -> {r['modules_after']} ({r['loaded_after']}) | "
+            f"{gate} ({r['gate_libraries_read']}) |"
         )
     for name, group in (("all", rows), ("without_device_code", plain)):
         sb, sa = sums[name]

@@ -101,6 +101,21 @@ def elf(
         sections = [*sections, (".dynstr", dynstr), (".dynamic", dyn)]
         types += [3, 6]
         links += [0, len(sections) - 1]  # section indexes start at 1 (0 is the null header)
+    return _assemble(sections, types, links, e_type, machine, bits, flags, osabi, abi_version)
+
+
+def _assemble(
+    sections: list[tuple[str, bytes]],
+    types: list[int],
+    links: list[int],
+    e_type: int,
+    machine: int,
+    bits: int,
+    flags: int,
+    osabi: int,
+    abi_version: int,
+) -> bytes:
+    """Header, section data (8-aligned), ``.shstrtab`` and the section header table."""
     names = b"\0"
     name_offs = []
     for name, _ in sections:
@@ -139,6 +154,81 @@ def elf(
         )
     data[: len(hdr)] = hdr
     return bytes(data)
+
+
+def gnu_hash(name: bytes) -> int:
+    """The GNU symbol hash (``dl_new_hash``: h = h * 33 + c from 5381)."""
+    h = 5381
+    for c in name:
+        h = (h * 33 + c) & 0xFFFFFFFF
+    return h
+
+
+def linked(
+    *,
+    needed: tuple[str, ...] = (),
+    runpath: str = "",
+    rpath: str = "",
+    imports: tuple[str, ...] = (),
+    defines: tuple[str, ...] = (),
+    hash_style: str = "gnu",
+    data: bytes = b"",
+) -> bytes:
+    """A 64-bit shared library as the dynamic linker sees it: ``.dynsym`` (the null symbol, ``imports``
+    undefined, then ``defines`` defined in ``.text``), ``.dynstr``, a ``.gnu.hash`` (``hash_style="gnu"``:
+    one bucket, one bloom word) or SysV ``.hash`` (``"sysv"``) or none (``""``) over them, and a ``.dynamic``
+    with DT_NEEDED, DT_RUNPATH and DT_RPATH entries.  ``data`` becomes ``.rodata`` (a fatbin kept as data)."""
+    dynstr = b"\0"
+
+    def string(text: str) -> int:
+        nonlocal dynstr
+        at = len(dynstr)
+        dynstr += text.encode() + b"\0"
+        return at
+
+    text_index = 1  # .text: the first section
+    syms = [struct.pack("<IBBHQQ", 0, 0, 0, 0, 0, 0)]
+    syms += [struct.pack("<IBBHQQ", string(n), 0x12, 0, 0, 0, 0) for n in imports]  # GLOBAL FUNC, undefined
+    syms += [struct.pack("<IBBHQQ", string(n), 0x12, 0, text_index, 0x1000, 16) for n in defines]
+    dyn = b"".join(struct.pack("<qQ", 1, string(n)) for n in needed)
+    if runpath:
+        dyn += struct.pack("<qQ", 29, string(runpath))
+    if rpath:
+        dyn += struct.pack("<qQ", 15, string(rpath))
+    dyn += struct.pack("<qQ", 0, 0)
+    symoffset = 1 + len(imports)
+    sections: list[tuple[str, bytes]] = [(".text", b"\xc3" * 16), (".dynsym", b"".join(syms)), (".dynstr", dynstr)]
+    types, links = [1, 11, 3], [0, 3, 0]
+    if hash_style == "gnu":
+        hashes = [gnu_hash(n.encode()) for n in defines]
+        shift = 6
+        bloom = 0
+        for h in hashes:
+            bloom |= (1 << (h % 64)) | (1 << ((h >> shift) % 64))
+        chain = [h & ~1 for h in hashes]
+        if chain:
+            chain[-1] |= 1
+        table = struct.pack("<4I", 1, symoffset, 1, shift) + struct.pack("<Q", bloom)
+        table += struct.pack("<I", symoffset if defines else 0) + b"".join(struct.pack("<I", c) for c in chain)
+        sections.append((".gnu.hash", table))
+        types.append(0x6FFFFFF6)
+        links.append(2)
+    elif hash_style == "sysv":
+        count = len(syms)
+        chain = [i + 1 if 0 < i < count - 1 else 0 for i in range(count)]  # every symbol in bucket 0
+        table = struct.pack("<II", 1, count) + struct.pack("<I", 1 if count > 1 else 0)
+        table += b"".join(struct.pack("<I", c) for c in chain)
+        sections.append((".hash", table))
+        types.append(5)
+        links.append(2)
+    if data:
+        sections.append((".rodata", data))
+        types.append(1)
+        links.append(0)
+    sections.append((".dynamic", dyn))
+    types.append(6)
+    links.append(3)
+    return _assemble(sections, types, links, 3, 62, 64, 0, 0, 0)
 
 
 def ar(members: list[tuple[str, bytes]]) -> bytes:

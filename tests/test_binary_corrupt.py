@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import resource
 import struct
+from pathlib import Path
 
 import lz4.block
 import pytest
@@ -16,7 +17,7 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from builders import BASE_FLAGS, FLAG_A, FLAG_F, FLAG_LZ4, FLAG_ZSTD, ar, elf, entry, fatbin
+from builders import BASE_FLAGS, FLAG_A, FLAG_F, FLAG_LZ4, FLAG_ZSTD, ar, elf, entry, fatbin, linked
 from cudafit.binary import (
     BinaryFacts,
     Compression,
@@ -28,6 +29,8 @@ from cudafit.binary import (
     read_entry_payload,
     sniff,
 )
+from cudafit.binary.linkage import DynamicInfo, MemberView, read_dynamic_info, search_dirs
+from cudafit.binary.loaders import MODULE_LOADERS
 from cudafit.binary.payload import decompress
 from cudafit.binary.reader import locate_modules
 from cudafit.binary.stream import scan_stream
@@ -352,6 +355,41 @@ def test_fuzz_random_bytes_never_raise(blob: bytes) -> None:
     assert isinstance(inspect_bytes(b"\x7fELF" + blob, "x.so"), BinaryFacts)
     assert isinstance(inspect_bytes(b"!<arch>\n" + blob, "x.a"), BinaryFacts)
     assert isinstance(inspect_bytes(struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(blob)) + blob, "x.fatbin"), BinaryFacts)
+
+
+_LIBRARIES = {
+    style: linked(
+        needed=("libmid.so", "libcuda.so.1"),
+        runpath="$ORIGIN/../lib:${ORIGIN}",
+        imports=("malloc", "cuModuleLoadData"),
+        defines=("cuLibraryLoadData", "other"),
+        hash_style=style,
+    )
+    for style in ("gnu", "sysv")
+}
+#: A real shared object (program headers, PT_DYNAMIC): the gate reads libraries through their segments.
+_LIBRARIES["segments"] = (Path(__file__).parent / "fixtures" / "bin" / "libloaded.so").read_bytes()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_fuzz_dynamic_section_and_hash_tables_never_raise(data: st.DataObject) -> None:
+    """The module-loader gate's parsers (binary/linkage.py: ``.dynamic``, DT_RUNPATH, ``.gnu.hash`` and
+    ``.hash`` look-ups) on mutated and cut libraries: an answer or None, never an exception, and the gate
+    over a tree of such libraries always ends."""
+    base = bytearray(_LIBRARIES[data.draw(st.sampled_from(sorted(_LIBRARIES)))])
+    for pos, value in data.draw(st.lists(st.tuples(st.integers(0, len(base) - 1), st.integers(0, 255)), max_size=8)):
+        base[pos] = value
+    blob = bytes(base[: data.draw(st.integers(0, len(base)))])
+    info = read_dynamic_info(blob)
+    assert info is None or isinstance(info, DynamicInfo)
+    if info is not None:
+        assert set(info.defines) <= set(MODULE_LOADERS)
+        view = MemberView({"lib/libmid.so": 0, "pkg/libuser.so": 0}, lambda _name: read_dynamic_info(blob))
+        assert isinstance(view.gate("pkg/libuser.so", info.needed, info.runpath), str)
+    assert isinstance(inspect_bytes(blob, "fuzz.so"), BinaryFacts)
+    runpath = data.draw(st.text(max_size=40))
+    assert all(isinstance(d, str) for d in search_dirs("pkg", runpath.split(":")))
 
 
 def test_binary_error_carries_offset() -> None:

@@ -23,6 +23,7 @@ import pytest
 
 from cudafit.report.check import kernel_family
 from cudafit.targets import wheel as wheel_mod
+from cudafit.targets import wheel_members as members_mod
 from cudafit.targets.wheel import WheelTarget
 
 BIN = Path(__file__).parent / "fixtures" / "bin"
@@ -118,7 +119,7 @@ def test_wheel_and_its_extracted_files_give_identical_verdicts(
     whl = build_wheel(tmp_path / "pkg-1.0-py3-none-any.whl")
     site = pip_extract(whl, tmp_path / "site")
     if spool_all:
-        monkeypatch.setattr(wheel_mod, "SPOOL_THRESHOLD", 0)
+        monkeypatch.setattr(members_mod, "SPOOL_THRESHOLD", 0)  # read_member_facts lives there
     rc_w, from_wheel = check_json(cli, str(whl), kernels=True)
     rc_x, extracted = check_json(cli, str(site), kernels=True)
     assert verdicts(from_wheel) == verdicts(extracted)
@@ -142,7 +143,7 @@ def test_spooled_members_keep_kernel_names_and_no_size_cap(tmp_path: Path, monke
     from cudafit.targets import wheel_members
     from cudafit.targets.kernels import KernelNameSource
 
-    monkeypatch.setattr(wheel_mod, "SPOOL_THRESHOLD", 0)
+    monkeypatch.setattr(members_mod, "SPOOL_THRESHOLD", 0)  # read_member_facts lives there
     whl = build_wheel(tmp_path / "pkg-1.0-py3-none-any.whl", [("pkg/bin/notcuda", b"\x7fELF" + b"\0" * 60, 8)])
     items = {i.path.split("!")[1]: i for i in WheelTarget(str(whl)).iter_items()}
     roles = items["pkg/_roles.so"].facts

@@ -9,9 +9,12 @@ https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__LIBRARY.html).  Tensor
 imports ``cuModuleLoadData``.  A file that imports one of :data:`MODULE_LOADERS` (an *undefined*
 dynamic symbol: a library that defines them, such as a driver shim, does not count) has its data
 sections read whole; a file without that evidence pays the import check (:func:`module_loaders`).  ELF
-allows no cheaper exact gate: ``.gnu.hash`` indexes only defined symbols, and an import does not name
-the library defining it (TensorFlow's is its own ``libtensorflow_framework.so.2``, not ``libcuda.so.1``).
-A Windows DLL does name it (:func:`pe_module_loaders`: imports from ``nvcuda.dll``).
+allows no cheaper exact test of the import: ``.gnu.hash`` indexes only defined symbols, and an import does
+not name the library defining it (TensorFlow's is its own ``libtensorflow_framework.so.2``, not
+``libcuda.so.1``).  But the check runs only where such an import could be bound at all: the gate of
+binary/linkage.py (the file's visible dependency tree holds ``libcuda.so*`` or a library defining a
+loader), so most files without device code skip it.  A Windows DLL does name the library
+(:func:`pe_module_loaders`: imports from ``nvcuda.dll``).
 """
 
 from __future__ import annotations

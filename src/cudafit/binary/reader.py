@@ -51,6 +51,7 @@ from cudafit.binary.fatbin import (
     looks_like_fatbin_at,
     parse_fatbin,
 )
+from cudafit.binary.linkage import dynamic_entries, gate_opener
 from cudafit.binary.loaders import is_data_section, module_loaders, pe_module_loaders
 from cudafit.binary.refine import disagreement_notes, refine_module
 from cudafit.errors import BinaryFormatError
@@ -145,7 +146,14 @@ def _probe_embedded(buf: Buffer, start: int, search_end: int, end: int) -> bool:
         pos = idx + 1
 
 
-def _elf_facts(buf: Buffer, origin: int, size: int, path: str, embedded: bool = False) -> BinaryFacts:
+#: Whether the module-loader import check runs: ``True`` (always: the exact check, for bytes without a
+#: location), ``False`` (never), or a function of the file's (DT_NEEDED, search path) (binary/linkage.py).
+Gate = bool | Callable[[tuple[str, ...], tuple[str, ...]], bool]
+
+
+def _elf_facts(
+    buf: Buffer, origin: int, size: int, path: str, embedded: bool = False, gate: Gate = True
+) -> BinaryFacts:
     hdr = read_elf_header(buf, origin, size)
     if hdr.machine == EM_CUDA:
         return _cubin_facts(buf, origin, size, path)
@@ -178,12 +186,15 @@ def _elf_facts(buf: Buffer, origin: int, size: int, path: str, embedded: bool = 
             except BinaryFormatError as err:
                 return _error_facts(path, fmt, size, err, tuple(modules))
     found_in: list[str] = []
-    loaders = _module_loaders(buf, sections, origin, size, hdr.bits) if linked else ()
+    needed, runpath = dynamic_entries(buf, sections, origin, size, hdr.bits) if linked else ((), ())
+    # The import check runs only where an import of the loader can be bound (binary/linkage.py).
+    opened = linked and (gate(needed, runpath) if callable(gate) else gate)
+    loaders = _module_loaders(buf, sections, origin, size, hdr.bits) if opened else ()
     for sec in sections:
         if (
             not linked
+            or (sec.size < _EMBED_MIN and not loaders)  # first: most sections are small (no call made)
             or not is_data_section(sec)
-            or (sec.size < _EMBED_MIN and not loaders)
             or not section_bounds_ok(sec, origin, size)
         ):
             continue
@@ -209,14 +220,10 @@ def _elf_facts(buf: Buffer, origin: int, size: int, path: str, embedded: bool = 
         size=size,
         modules=tuple(modules),
         embedded_sections=tuple(found_in),
-        needed=_needed(buf, sections, origin, size, hdr.bits) if linked else (),
+        needed=needed,
         module_loaders=loaders,
         notes=disagreement_notes(modules),
     )
-
-
-_SHT_DYNAMIC = 6
-_DT_NEEDED = 1
 
 
 def _module_loaders(buf: Buffer, sections: list[Section], origin: int, size: int, bits: int) -> tuple[str, ...]:
@@ -238,30 +245,6 @@ def _module_loaders(buf: Buffer, sections: list[Section], origin: int, size: int
 
 
 _SHT_DYNSYM = 11
-
-
-def _needed(buf: Buffer, sections: list[Section], origin: int, size: int, bits: int) -> tuple[str, ...]:
-    """DT_NEEDED names from ``.dynamic`` (the libraries the dynamic loader maps with this file).
-
-    Only the two small sections involved are read; a malformed table yields what was readable.
-    """
-    dyn = next((s for s in sections if s.type == _SHT_DYNAMIC), None)
-    if dyn is None or not 0 <= dyn.link < len(sections) or not section_bounds_ok(dyn, origin, size):
-        return ()
-    strtab = sections[dyn.link]
-    if not section_bounds_ok(strtab, origin, size):
-        return ()
-    entry = struct.Struct("<qQ" if bits == 64 else "<iI")
-    names: list[str] = []
-    for off in range(dyn.offset, dyn.end - entry.size + 1, entry.size):
-        tag, val = entry.unpack_from(buf, off)
-        if tag == 0:
-            break
-        if tag == _DT_NEEDED and val < strtab.size:
-            end = buf.find(b"\0", strtab.offset + val, strtab.end)
-            raw = bytes(buf[strtab.offset + val : end if end >= 0 else strtab.end])
-            names.append(raw.decode("utf-8", "replace"))
-    return tuple(names)
 
 
 def _release(buf: Buffer, start: int, end: int) -> None:
@@ -487,12 +470,14 @@ def locate_modules(buf: Buffer, start: int = 0, end: int | None = None) -> list[
             pos = idx + 4
 
 
-def _inspect_buffer(buf: Buffer, origin: int, size: int, path: str, name: str, embedded: bool = False) -> BinaryFacts:
+def _inspect_buffer(
+    buf: Buffer, origin: int, size: int, path: str, name: str, embedded: bool = False, gate: Gate = True
+) -> BinaryFacts:
     head = bytes(buf[origin : origin + min(size, 4096)])
     fmt = sniff(head, name)
     try:
         if head.startswith(_ELF_MAGIC):
-            return _elf_facts(buf, origin, size, path, embedded)
+            return _elf_facts(buf, origin, size, path, embedded, gate)
         if fmt is FileFormat.ARCHIVE:
             return _archive_facts(buf, origin, size, path)
         if fmt is FileFormat.FATBIN:
@@ -513,21 +498,33 @@ def _inspect_buffer(buf: Buffer, origin: int, size: int, path: str, name: str, e
 # --------------------------------------------------------------------------- public entry points
 
 
-def inspect_bytes(data: Buffer, name: str, *, embedded: bool = False) -> BinaryFacts:
+def inspect_bytes(data: Buffer, name: str, *, embedded: bool = False, gate: bool = True) -> BinaryFacts:
     """Inspect an in-memory buffer; ``name`` is used for display and format hints.
 
     ``embedded=True`` also collects the fatbins a library embeds in its data sections to load itself
-    (slower: whole sections are searched); by default those sections are only probed.
+    (slower: whole sections are searched); by default those sections are only probed.  Bytes have no
+    neighbours to decide the module-loader gate from (binary/linkage.py): their imports are checked
+    (``gate=True``) unless the caller, knowing the archive they come from, says otherwise.
     """
-    return _inspect_buffer(data, 0, len(data), name, name, embedded)
+    return _inspect_buffer(data, 0, len(data), name, name, embedded, gate)
 
 
-def inspect_path(path: str | os.PathLike[str], *, name: str | None = None, embedded: bool = False) -> BinaryFacts:
-    """Inspect a file on disk through a read-only ``mmap``; only headers are touched (see inspect_bytes)."""
+def inspect_path(
+    path: str | os.PathLike[str], *, name: str | None = None, embedded: bool = False, gate: bool | None = None
+) -> BinaryFacts:
+    """Inspect a file on disk through a read-only ``mmap``; only headers are touched (see inspect_bytes).
+
+    ``gate``: whether the file's imports of the driver's module loader are checked (binary/linkage.py).
+    ``None`` decides from the files around ``path`` (its dependency tree as far as the directory shows it);
+    a copy that lives elsewhere (a spooled wheel member, a download) passes ``True`` (check) and lets its
+    archive decide, or the answer its archive gave.
+    """
     display = name if name is not None else os.fspath(path)
     try:
         with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
+            st = os.fstat(fh.fileno())
+            size = st.st_size
+            chosen: Gate = gate if gate is not None else (lambda n, r: _opened(path, st, n, r))
             if size == 0:
                 return BinaryFacts(path=display, format=FileFormat.NOT_CUDA, size=0)
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
@@ -535,9 +532,16 @@ def inspect_path(path: str | os.PathLike[str], *, name: str | None = None, embed
                 # (and count in our RSS) the neighbouring pages of every header we touch.
                 if hasattr(mm, "madvise") and hasattr(mmap, "MADV_RANDOM"):
                     mm.madvise(mmap.MADV_RANDOM)
-                return _inspect_buffer(mm, 0, size, display, display, embedded)
+                return _inspect_buffer(mm, 0, size, display, display, embedded, chosen)
     except OSError as err:
         return _error_facts(display, FileFormat.UNREADABLE, 0, err)
+
+
+def _opened(
+    path: str | os.PathLike[str], st: os.stat_result, needed: tuple[str, ...], runpath: tuple[str, ...]
+) -> bool:
+    """The module-loader gate of a file on disk (binary/linkage.py), by its identity."""
+    return bool(gate_opener(os.fspath(path), (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns), needed, runpath))
 
 
 def inspect_stream(

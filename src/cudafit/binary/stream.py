@@ -12,7 +12,6 @@ attributed to ``.nv_fatbin`` or ``__nv_relfatbin`` as with a file on disk.
 from __future__ import annotations
 
 import collections
-import dataclasses
 import struct
 from collections.abc import Callable, Sequence
 from typing import IO, NamedTuple
@@ -296,8 +295,8 @@ def _stream_loaders(
     lo, hi = min(dynsym.offset, strtab.offset), max(dynsym.end, strtab.end)
     tail_start, tail = win.tail()
     if lo >= tail_start and hi <= tail_start + len(tail):
-        shifted = [dataclasses.replace(s, offset=s.offset - tail_start) for s in (dynsym, strtab)]
-        return module_loaders(tail, [dataclasses.replace(shifted[0], link=1), shifted[1]], bits), ()
+        shifted = [s._replace(offset=s.offset - tail_start) for s in (dynsym, strtab)]
+        return module_loaders(tail, [shifted[0]._replace(link=1), shifted[1]], bits), ()
     found = _reread_loaders(reopen, dynsym, strtab, bits) if reopen is not None else None
     if found is None:
         note = (

@@ -41,7 +41,8 @@ def _format() -> str:
     shape = [f.name for f in dataclasses.fields(BinaryFacts)] + [f.name for f in dataclasses.fields(Module)]
     shape += list(FatbinEntry._fields)
     shape += [f.name for f in dataclasses.fields(ScanItem)]  # wheel scans keep whole items
-    return "2:" + hashlib.sha256(",".join(shape).encode()).hexdigest()[:16]
+    # 3: facts depend on the module-loader gate (binary/linkage.py); keys carry its answer
+    return "3:" + hashlib.sha256(",".join(shape).encode()).hexdigest()[:16]
 
 
 _FORMAT = _format()
@@ -56,7 +57,8 @@ def cache_dir() -> str:
     return os.path.join(base, "cudafit")
 
 
-Key = tuple[str, int, int, int, "bool | str"]
+#: (real path, size, mtime, inode, scan mode, module-loader gate answer: binary/linkage.py ``file_gate``).
+Key = tuple[str, int, int, int, "bool | str", "bool | None"]
 
 
 TextKey = tuple[Any, ...]
@@ -173,9 +175,13 @@ class ScanCache:
         return self._texts
 
     def key(self, path: str, st: os.stat_result, embedded: bool | str | None = None) -> Key:
-        """The identity of a file's content, as far as the file system tells (and the scan mode)."""
+        """The identity of a file's content, as far as the file system tells (and the scan mode), and the
+        answer of its module-loader gate: facts depend on the libraries beside the file too (whether one
+        that defines the driver's loader is there), so a change there is a new key."""
+        from cudafit.binary.linkage import file_gate
+
         mode = self.embedded if embedded is None else embedded
-        return (os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino, mode)
+        return (os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino, mode, file_gate(path, st))
 
     def get(self, path: str, st: os.stat_result, name: str, embedded: bool | str | None = None) -> BinaryFacts | None:
         """Cached facts for ``path`` (renamed to ``name``), or ``None``."""
@@ -288,6 +294,9 @@ _active: list[ScanCache] = []
 @contextlib.contextmanager
 def scan_cache(enabled: bool = True, *, embedded: bool = False) -> Iterator[ScanCache]:
     """The cache (and mode) for one scan; disabled: a cache that remembers nothing; saved at the end."""
+    from cudafit.binary import linkage
+
+    linkage.forget()  # module-loader gate answers are kept per scan (binary/linkage.py)
     on = enabled and os.environ.get("CUDAFIT_NO_CACHE", "") in ("", "0")
     cache = ScanCache(os.path.join(cache_dir(), f"scan-{__version__}.pickle") if on else None, embedded=embedded)
     _active.append(cache)
@@ -344,7 +353,7 @@ def _cached_member(
     from cudafit.targets.wheel_members import local_file, member_ref
 
     ref = member_ref(path)
-    key: Key | None = (f"zip:{ref.key}/{ref.member}", 0, 0, 0, mode) if ref is not None else None
+    key: Key | None = (f"zip:{ref.key}/{ref.member}", 0, 0, 0, mode, None) if ref is not None else None
     if cache is not None and key is not None:
         hit = cache.get_key(key, display)
         if hit is not None:
@@ -352,12 +361,28 @@ def _cached_member(
     local, why = local_file(path)
     if local is None:
         return BinaryFacts(path=display, format=FileFormat.UNREADABLE, size=0, error=why, error_code="bad-member")
-    facts = inspect_path(local, name=display, embedded=embedded)
+    # The spooled copy has no neighbours: its imports are checked, then its wheel decides (binary/linkage.py).
+    facts = inspect_path(local, name=display, embedded=embedded, gate=True)
+    if facts.module_loaders and ref is not None:
+        facts = _archive_gated(ref.archive, ref.member, facts, display, embedded)
     if summary:
         facts = facts.with_embedded_summary()
     if cache is not None and key is not None:
         cache.put_key(key, facts)
     return facts
+
+
+def _archive_gated(archive: str, member: str, facts: BinaryFacts, display: str, embedded: bool) -> BinaryFacts:
+    """A member's facts under its wheel's module-loader gate (wheel_members ``gated_member_facts``)."""
+    import zipfile
+
+    from cudafit.targets.wheel_members import ARCHIVE_OPEN_ERRORS, archive_view, gated_member_facts
+
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            return gated_member_facts(zf, archive_view(zf), member, facts, display, embedded=embedded)
+    except ARCHIVE_OPEN_ERRORS:
+        return facts
 
 
 # --------------------------------------------------------------------------- `cudafit cache`

@@ -642,7 +642,7 @@ def _scan_large(stream: IO[bytes], display: str, size: int, stop: StopWhen | Non
         with contextlib.suppress(OSError):
             os.unlink(path)
         return facts
-    return inspect_path(path, name=display)
+    return inspect_path(path, name=display, gate=True)  # a download has no neighbours: imports checked
 
 
 class _Tee(io.RawIOBase):

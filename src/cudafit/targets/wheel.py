@@ -26,23 +26,30 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import replace
 
-from cudafit.binary import BinaryFacts, FileFormat, inspect_bytes, inspect_path, sniff
+from cudafit.binary import sniff
 from cudafit.targets.candidate_files import is_candidate_name
 from cudafit.targets.interface import ScanItem, Target, error_item
 from cudafit.targets.runtime import python_modules, runtime_compiled_kind
 from cudafit.targets.wheel_members import (
     ARCHIVE_OPEN_ERRORS,
     MEMBER_READ_ERRORS,
-    SPOOL_THRESHOLD,
     MemberRef,
     archive_key,
+    archive_view,
     describe_error,
-    discard,
+    gated_member_facts,
+    read_member_facts,
     register,
-    spool,
 )
 
-__all__ = ["WheelTarget", "file_sha256", "read_member_facts", "wheel_name_version"]
+__all__ = [
+    "WheelTarget",
+    "archive_view",
+    "file_sha256",
+    "gated_member_facts",
+    "read_member_facts",
+    "wheel_name_version",
+]
 
 _WHEEL_NAME = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
 #: PEP 508 distribution names and a loose version shape: anything else in METADATA is not trusted.
@@ -57,29 +64,6 @@ def wheel_name_version(filename: str) -> tuple[str | None, str | None]:
     if not m:
         return None, None
     return m.group("name").replace("_", "-"), m.group("version")
-
-
-def read_member_facts(
-    zf: zipfile.ZipFile, info: zipfile.ZipInfo, display: str, *, embedded: bool = False
-) -> BinaryFacts:
-    """The facts of one member, read as the extracted file would be.
-
-    Up to 16 MiB in memory; beyond that (or when the declared size was a lie) through a spooled
-    temporary file, which is deleted at once when it holds no device code.  Raises one of
-    ``MEMBER_READ_ERRORS`` for a corrupt member.
-    """
-    if info.file_size <= SPOOL_THRESHOLD:
-        with zf.open(info) as fh:
-            data = fh.read(SPOOL_THRESHOLD + 1)
-        if len(data) <= SPOOL_THRESHOLD:
-            if not data:
-                return BinaryFacts(path=display, format=FileFormat.NOT_CUDA, size=0)
-            return inspect_bytes(data, display, embedded=embedded)
-    local = spool(zf, info)
-    facts = inspect_path(local, name=display, embedded=embedded)
-    if not (facts.modules or facts.members or facts.embedded_sections):
-        discard(zf.filename or "", info.filename)
-    return facts
 
 
 class WheelTarget(Target):
@@ -124,6 +108,11 @@ class WheelTarget(Target):
                 return
             hashing = _Sha256Thread(self.path) if caching else None  # overlaps the inflating
             items = list(self._iter_scanned(zf, infos, mode))
+            view = archive_view(zf)
+            items = [
+                replace(i, facts=gated_member_facts(zf, view, self._member(i), i.facts, i.path, embedded=mode))
+                for i in items
+            ]
         content = hashing.result() if hashing is not None else key
         for item in items:
             register(item.path, MemberRef(self.path, self._member(item), content))

@@ -32,6 +32,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
 
+from cudafit.binary import BinaryFacts, FileFormat, inspect_bytes, inspect_path
+from cudafit.binary.linkage import DynamicInfo, MemberView, read_dynamic_info, read_file_info
+
 __all__ = [
     "ARCHIVE_OPEN_ERRORS",
     "MEMBER_READ_ERRORS",
@@ -39,10 +42,13 @@ __all__ = [
     "MemberRef",
     "PrefixedStream",
     "archive_key",
+    "archive_view",
     "describe_error",
     "discard",
+    "gated_member_facts",
     "local_file",
     "member_ref",
+    "read_member_facts",
     "register",
     "spool",
 ]
@@ -242,3 +248,67 @@ class PrefixedStream(io.RawIOBase):
         data = self.read(len(b))
         b[: len(data)] = data
         return len(data)
+
+
+def read_member_facts(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, display: str, *, embedded: bool = False, gate: bool = True
+) -> BinaryFacts:
+    """The facts of one member, read as the extracted file would be.
+
+    Up to 16 MiB in memory; beyond that (or when the declared size was a lie) through a spooled
+    temporary file, which is deleted at once when it holds no device code.  Raises one of
+    ``MEMBER_READ_ERRORS`` for a corrupt member.  ``gate``: whether the module-loader imports are
+    checked; the archive decides it once its members are known (:func:`gated_member_facts`).
+    """
+    if info.file_size <= SPOOL_THRESHOLD:
+        with zf.open(info) as fh:
+            data = fh.read(SPOOL_THRESHOLD + 1)
+        if len(data) <= SPOOL_THRESHOLD:
+            if not data:
+                return BinaryFacts(path=display, format=FileFormat.NOT_CUDA, size=0)
+            return inspect_bytes(data, display, embedded=embedded, gate=gate)
+    local = spool(zf, info)
+    facts = inspect_path(local, name=display, embedded=embedded, gate=gate)
+    if not (facts.modules or facts.members or facts.embedded_sections):
+        discard(zf.filename or "", info.filename)
+    return facts
+
+
+def archive_view(zf: zipfile.ZipFile) -> MemberView:
+    """The members of a zip as the module-loader gate sees a directory tree (binary/linkage.py): a member's
+    libraries are found at the paths its DT_NEEDED and DT_RUNPATH name inside the zip, and read (their
+    ``.dynamic`` and hash table) only when asked, once each."""
+    infos = {i.filename: i for i in zf.infolist()}
+
+    def read(member: str) -> DynamicInfo | None:
+        info = infos.get(member)
+        if info is None or info.is_dir():
+            return None
+        try:
+            if info.file_size <= SPOOL_THRESHOLD:
+                with zf.open(info) as fh:
+                    data = fh.read(SPOOL_THRESHOLD + 1)
+                if len(data) <= SPOOL_THRESHOLD:
+                    return read_dynamic_info(data)
+            return read_file_info(spool(zf, info))
+        except MEMBER_READ_ERRORS:
+            return None
+
+    return MemberView(infos, read)
+
+
+def gated_member_facts(
+    zf: zipfile.ZipFile, view: MemberView, member: str, facts: BinaryFacts, display: str, *, embedded: bool = False
+) -> BinaryFacts:
+    """A member's facts (read with its imports checked) under its archive's module-loader gate: those of a
+    member importing a loader that nothing in the zip can bind are read again with the gate shut, so a wheel
+    and its extracted directory give the same facts.  Most members import no loader: nothing is read."""
+    if not facts.module_loaders:
+        return facts
+    own = view.info(member)
+    if own is None or view.gate(member, own.needed, own.runpath):
+        return facts
+    try:
+        return read_member_facts(zf, zf.getinfo(member), display, embedded=embedded, gate=False)
+    except MEMBER_READ_ERRORS:  # read a moment ago: keep what was read
+        return facts
