@@ -510,10 +510,11 @@ def test_triton_two_ptxas_same_verdicts_from_wheel_and_extracted_directory(
     monkeypatch.chdir(decoy)
     gpus = (RTX5090, H100, RTX4090)
 
-    def used(target: str) -> list[tuple[str, str]]:
-        doc = judge(open_target(target), *gpus)
+    def used(target: Any, **kw: Any) -> list[tuple[str, str]]:
+        doc = judge(target, *gpus, **kw)
         return [(v["status"], v["runtime"]["compiler"]) for v in row(doc, "triton")["verdicts"]]
 
-    from_wheel, from_dir = used(str(whl)), used(str(site))
-    assert from_wheel == from_dir
+    from_wheel, from_dir = used(open_target(str(whl))), used(open_target(str(site)))
+    installed = used(EnvironmentTarget([str(site)]), environ={"PATH": ""}, sites=[str(site)])  # doctor
+    assert from_wheel == from_dir == installed
     assert from_dir[0] == ("native", "ptxas 12.8") and from_dir[2] == ("native", "ptxas 12.4")
