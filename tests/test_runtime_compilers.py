@@ -492,3 +492,29 @@ def test_xla_on_a_gpu_its_llvm_does_not_know() -> None:
     hopper = RuntimeCompiler("xla", user="xla", llvm_targets=("sm_86", "sm_89", "sm_90", "sm_90a"))
     j = judge_compiler(hopper, ComputeCapability(12, 0))
     assert j.status == "fails" and "'sm_90a' cannot be compiled to future architecture" in j.message
+
+
+@pytest.mark.parametrize("switch", [TRITON_33_SWITCH, TRITON_39_SWITCH], ids=["triton-3.3", "triton-3.9"])
+def test_triton_two_ptxas_same_verdicts_from_wheel_and_extracted_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, switch: str
+) -> None:
+    """Issue 24 on triton 3.3.x: the directory found ``ptxas-blackwell`` and ``compiler.py`` relative to the
+    working directory, so the 12.4 ``ptxas`` was judged for sm_120 and the RTX 5090 "failed"."""
+    members = triton_members("12.4", "12.8", switch)
+    whl = wheel(tmp_path, "triton", "3.3.0", members)
+    site = tmp_path / "site"
+    install(site, "triton", "3.3.0", members)  # as pip extracts it (ELF files executable)
+    decoy = tmp_path / "cwd"  # a working directory with another Triton layout must not be read
+    (decoy / "triton/backends/nvidia").mkdir(parents=True)
+    (decoy / "triton/backends/nvidia/compiler.py").write_text(TRITON_32_SWITCH)
+    monkeypatch.chdir(decoy)
+    gpus = (RTX5090, H100, RTX4090)
+
+    def used(target: Any, **kw: Any) -> list[tuple[str, str]]:
+        doc = judge(target, *gpus, **kw)
+        return [(v["status"], v["runtime"]["compiler"]) for v in row(doc, "triton")["verdicts"]]
+
+    from_wheel, from_dir = used(open_target(str(whl))), used(open_target(str(site)))
+    installed = used(EnvironmentTarget([str(site)]), environ={"PATH": ""}, sites=[str(site)])  # doctor
+    assert from_wheel == from_dir == installed
+    assert from_dir[0] == ("native", "ptxas 12.8") and from_dir[2] == ("native", "ptxas 12.4")

@@ -178,7 +178,13 @@ def _bytes_path(item: ScanItem) -> str:
 
 
 def _sibling(bytes_path: str, own: str, other: str) -> str:
-    """``other`` (a path inside the package) next to ``bytes_path`` whose in-package path ends with ``own``."""
+    """``other`` (a path inside the package) next to ``bytes_path``, whose path ends with ``own``.
+
+    ``own`` is the convention's in-package path (``triton/backends/nvidia/bin/ptxas``), never the item's
+    whole path: a wheel member and the same file extracted to a directory must find the same siblings (on
+    disk the whole path is absolute, and stripping all of it looked for ``ptxas-blackwell`` and
+    ``compiler.py`` relative to the working directory).
+    """
     return bytes_path[: len(bytes_path) - len(own)] + other
 
 
@@ -216,7 +222,8 @@ def iter_item_compilers(item: ScanItem) -> Iterator[RuntimeCompiler]:
         cuda = cuda or _version_from_name(base)
         second = member.endswith(triton["ptxas_second"])
         if second or member.endswith(triton["ptxas"]):  # Triton picks one of its two ptxas by arch
-            switch = _triton_switch(src, member) if second or _has_second(item) else None
+            own = triton["ptxas_second"] if second else triton["ptxas"]
+            switch = _triton_switch(src, own) if second or _has_second(src, own) else None
             yield RuntimeCompiler(
                 fam,
                 cuda,
@@ -249,11 +256,9 @@ def iter_item_compilers(item: ScanItem) -> Iterator[RuntimeCompiler]:
             yield RuntimeCompiler("xla", where=member, evidence="llvm-target-table", user="xla", llvm_targets=targets)
 
 
-def _has_second(item: ScanItem) -> bool:
+def _has_second(bytes_path: str, own: str) -> bool:
     """Whether the Triton that ships this ptxas also ships ``ptxas-blackwell`` (the arch switch applies)."""
-    conv = compilers_data()["conventions"]["triton"]
-    member = _member(item)
-    other = _sibling(_bytes_path(item), member, conv["ptxas_second"])
+    other = _sibling(bytes_path, own, compilers_data()["conventions"]["triton"]["ptxas_second"])
     outer, sep, inner = other.partition("!")
     if sep:
         try:
