@@ -223,4 +223,8 @@ def parse_driver_version(text: str) -> DriverVersion:
     if not re.fullmatch(r"[0-9]{3,4}(\.[0-9]{1,3}){0,3}", s):
         msg = f"not a driver version: {text!r} (expected e.g. '580.65.06')"
         raise ValueParseError(msg)
-    return DriverVersion(tuple(int(p) for p in s.split(".")))
+    parts = tuple(int(p) for p in s.split("."))
+    if parts[0] < 100:  # "000" or "0099": no driver branch, and its canonical form would not parse back
+        msg = f"not a driver version: {text!r} (the branch number is 100 or more, e.g. '580.65.06')"
+        raise ValueParseError(msg)
+    return DriverVersion(parts)
