@@ -67,20 +67,6 @@ def _text_key(cache: ScanCache | None, job: ScanJob) -> TextKey | None:
     return (*cache.key(job.path, st), job.package, job.version, job.runtime_compiled, job.inactive)
 
 
-def _cached_text(cache: ScanCache | None, job: ScanJob, tkey: TextKey | None) -> Any:
-    """The kept rendering of a file, or ``None``.  A file whose facts import the driver's module loader was
-    rendered under its module-loader gate's answer, kept beside the text: asked again only for such a file,
-    and a changed answer is a miss (targets/cache.py ``cached_inspect`` applies the gate the same way)."""
-    if cache is None or tkey is None:
-        return None
-    hit = cache.get_text(tkey)
-    if hit is None or len(hit) < 3 or hit[2] is None:
-        return hit
-    from cudafit.binary.linkage import file_gate
-
-    return hit if file_gate(job.path) == hit[2] else None
-
-
 def _render_job(job: ScanJob) -> tuple[list[str], tuple[int, int, int, int], list[Any], list[Any]]:
     """Inspect one file and render it as JSON text (runs in worker processes).
 
@@ -92,7 +78,7 @@ def _render_job(job: ScanJob) -> tuple[list[str], tuple[int, int, int, int], lis
 
     cache = current()
     tkey = _text_key(cache, job)
-    hit = _cached_text(cache, job, tkey)
+    hit = cache.get_text(tkey) if cache is not None and tkey is not None else None
     if hit is not None:
         return hit[0], hit[1], [], []
     mark = len(cache.added) if cache is not None else 0
@@ -104,12 +90,7 @@ def _render_job(job: ScanJob) -> tuple[list[str], tuple[int, int, int, int], lis
     else:
         texts, counts = file_json_texts(FileReport(item.facts, item.package, item.version, item.runtime_compiled))
     if cache is not None and tkey is not None and item is not None and not item.facts.error:
-        gate = None
-        if cache.imports_loader(job.path):  # the kept facts, read with the imports checked whatever the gate
-            from cudafit.binary.linkage import file_gate
-
-            gate = file_gate(job.path)
-        cache.put_text(tkey, (texts, counts, gate))
+        cache.put_text(tkey, (texts, counts))
     added = cache.added[mark:] if cache is not None else []
     added_texts = cache.added_texts[tmark:] if cache is not None else []
     return texts, counts, added, added_texts
@@ -117,7 +98,8 @@ def _render_job(job: ScanJob) -> tuple[list[str], tuple[int, int, int, int], lis
 
 def _has_text(cache: ScanCache | None, job: ScanJob) -> bool:
     """Whether the scan cache already holds this file's rendering (then no worker is needed for it)."""
-    return _cached_text(cache, job, _text_key(cache, job)) is not None
+    key = _text_key(cache, job)
+    return cache is not None and key is not None and cache.get_text(key) is not None
 
 
 def _json_fast(paths: list[str]) -> tuple[str, bool]:

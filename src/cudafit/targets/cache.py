@@ -42,8 +42,7 @@ def _format() -> str:
     shape += list(FatbinEntry._fields)
     shape += [f.name for f in dataclasses.fields(ScanItem)]  # wheel scans keep whole items
     # 3: facts depend on the module-loader gate (binary/linkage.py); keys carry its answer
-    # 4: facts are kept with the loader imports always checked, the gate applied after the look-up
-    return "4:" + hashlib.sha256(",".join(shape).encode()).hexdigest()[:16]
+    return "3:" + hashlib.sha256(",".join(shape).encode()).hexdigest()[:16]
 
 
 _FORMAT = _format()
@@ -58,8 +57,7 @@ def cache_dir() -> str:
     return os.path.join(base, "cudafit")
 
 
-#: (real path, size, mtime, inode, scan mode, None; a zip member: its content key and mode). The last field once
-#: carried the module-loader gate's answer; facts are now kept with the loader imports checked.
+#: (real path, size, mtime, inode, scan mode, module-loader gate answer: binary/linkage.py ``file_gate``).
 Key = tuple[str, int, int, int, "bool | str", "bool | None"]
 
 
@@ -177,24 +175,13 @@ class ScanCache:
         return self._texts
 
     def key(self, path: str, st: os.stat_result, embedded: bool | str | None = None) -> Key:
-        """The identity of a file's content, as far as the file system tells, and the scan mode.
+        """The identity of a file's content, as far as the file system tells (and the scan mode), and the
+        answer of its module-loader gate: facts depend on the libraries beside the file too (whether one
+        that defines the driver's loader is there), so a change there is a new key."""
+        from cudafit.binary.linkage import file_gate
 
-        The facts kept under it are read with the file's imports of the driver's module loader always
-        checked (binary/linkage.py): they do not depend on the libraries beside the file, so no gate answer
-        is needed to find them.  :func:`cached_inspect` applies the gate after the look-up, and only to the
-        rare file whose facts import a loader."""
         mode = self.embedded if embedded is None else embedded
-        return (os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino, mode, None)
-
-    def imports_loader(self, path: str) -> bool:
-        """Whether the kept facts of ``path`` (read with the loader imports checked) import one of the
-        driver's module loaders: then what is shown of the file depends on its module-loader gate."""
-        try:
-            key = self.key(path, os.stat(path))
-        except OSError:
-            return False
-        known = self.facts.get(key[0], key)
-        return known is not None and bool(known.module_loaders)
+        return (os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino, mode, file_gate(path, st))
 
     def get(self, path: str, st: os.stat_result, name: str, embedded: bool | str | None = None) -> BinaryFacts | None:
         """Cached facts for ``path`` (renamed to ``name``), or ``None``."""
@@ -336,8 +323,8 @@ def cached_inspect(
     if embedded is None:
         embedded = bool(cache and cache.embedded)
 
-    def read(gate: bool | None = None) -> BinaryFacts:
-        facts = inspect_path(path, name=name, embedded=embedded or summary, gate=gate)
+    def read() -> BinaryFacts:
+        facts = inspect_path(path, name=name, embedded=embedded or summary)
         return facts.with_embedded_summary() if summary else facts
 
     mode: bool | str = "summary" if summary else embedded
@@ -350,15 +337,11 @@ def cached_inspect(
         st = os.stat(path)
     except OSError:
         return read()
-    facts = cache.get(path, st, display, mode)
-    if facts is None:
-        facts = read(gate=True)  # kept with the imports checked: valid whatever lies beside the file
-        cache.put(path, st, facts, mode)
-    if facts.module_loaders:
-        from cudafit.binary.linkage import file_gate
-
-        if not file_gate(path, st):
-            return read()  # no library the file could bind a loader from is there: read as inspect_path would
+    hit = cache.get(path, st, display, mode)
+    if hit is not None:
+        return hit
+    facts = read()
+    cache.put(path, st, facts, mode)
     return facts
 
 
