@@ -191,6 +191,48 @@ def test_the_scan_cache_never_serves_facts_of_another_gate_answer(
     assert facts.module_loaders == ("cuModuleLoadData",) and len(facts.loaded_modules) == 1
 
 
+def test_the_scan_cache_drops_loaded_modules_when_the_shim_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CUDAFIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("CUDAFIT_NO_CACHE", raising=False)
+    lay_out(tmp_path, {"pkg/libuser.so": importer(needed=("libshim.so.2",)), "pkg/libshim.so.2": SHIM})
+    user = str(tmp_path / "pkg/libuser.so")
+    with scan_cache(True):
+        assert len(cached_inspect(user).loaded_modules) == 1
+    (tmp_path / "pkg/libshim.so.2").unlink()  # the shim goes; libuser.so itself is unchanged (a cache hit)
+    os.utime(tmp_path / "pkg")
+    with scan_cache(True):
+        facts = cached_inspect(user)
+    assert facts.module_loaders == () and not facts.loaded_modules
+
+
+def test_scan_json_renderings_kept_in_the_cache_follow_the_gate(tmp_path: Path) -> None:
+    """`scan --json` reuses a file's kept rendering; one whose facts import a loader is rendered again when
+    a library that defines the loader arrives beside it (cli/scan.py ``_cached_text``)."""
+    import json
+    import subprocess
+    import sys
+
+    lay_out(tmp_path, {"pkg/libuser.so": importer(needed=("libshim.so.2",))})
+    env = {**os.environ, "CUDAFIT_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("CUDAFIT_NO_CACHE", None)
+
+    def loaders() -> list[str]:
+        out = subprocess.run(
+            [sys.executable, "-m", "cudafit", "scan", str(tmp_path / "pkg"), "--json"],
+            capture_output=True, text=True, env=env, check=False,
+        ).stdout
+        files = json.loads(out)["files"]
+        return [n for f in files if f["path"].endswith("libuser.so") for n in f["module_loaders"]]
+
+    assert loaders() == []
+    assert loaders() == []  # the kept rendering
+    lay_out(tmp_path, {"pkg/libshim.so.2": SHIM})
+    os.utime(tmp_path / "pkg")
+    assert loaders() == ["cuModuleLoadData"]
+
+
 def test_a_library_is_read_once_per_identity(tmp_path: Path) -> None:
     lay_out(tmp_path, {"libuser.so": importer(needed=("libplain.so",)), "libplain.so": PLAIN})
     inspect_path(tmp_path / "libuser.so")
