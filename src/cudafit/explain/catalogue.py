@@ -200,6 +200,10 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"no kernel image is available for execution on the device", 3, CUDART),
             _p(r"cudaErrorNoKernelImageForDevice|CUDA_ERROR_NO_BINARY_FOR_GPU", 3, CUDRV),
             _p(r"\berror(?: code)?[ :=]*209\b", 2, CUDART),
+            # cudaErrorInvalidDeviceFunction (98; 8 before CUDA 10.1): "the requested device function does not exist
+            # or is not compiled for the proper device architecture" (CUDA Runtime API, cudaError) -- code missing
+            # for this GPU; a second GPU in the log makes it a mixed host (classify: _mixed_host).
+            _p(r"invalid device function|cudaErrorInvalidDeviceFunction|\berror(?: code)?[ :=]*98\b", 2, CUDART),
             _p(r"\bCUDA failure 209\b", 3, ORT_CUDA),
             _p(r"with CUDA capability sm_\d+ is not compatible with the current PyTorch installation", 3, TORCH_CUDA),
             _p(r"PyTorch no longer supports this GPU because it is too old", 3, TORCH_CUDA),
@@ -450,7 +454,6 @@ CATEGORIES: tuple[Category, ...] = (
         "mixed-gpu",
         "mixed GPUs or device numbering",
         (
-            _p(r"invalid device function|cudaErrorInvalidDeviceFunction|\berror(?: code)?[ :=]*98\b", 2, CUDART),
             _p(r"CUDA_VISIBLE_DEVICES|CUDA_DEVICE_ORDER", 0.5, CUDART),
             # DataParallel's _check_balance warns when the GPUs differ ("There is an imbalance between your GPUs. You
             # may want to exclude GPU 1 ..."): code missing on such a host is missing for one of its models.
