@@ -80,6 +80,8 @@ NVCC = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html"
 NVRTC = "https://docs.nvidia.com/cuda/nvrtc/index.html"
 PTX_ISA = "https://docs.nvidia.com/cuda/parallel-thread-execution/index.html"
 PG_ARCH = "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/compute-capabilities.html"
+# CUDA_DEVICE_ORDER: FASTEST_FIRST (the default) numbers devices fastest first, PCI_BUS_ID as nvidia-smi does.
+CUDA_ENV_VARS = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars"
 COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/index.html"
 CUDNN = "https://docs.nvidia.com/deeplearning/cudnn/backend/latest/api/cudnn-graph-library.html"
 CUBLAS = "https://docs.nvidia.com/cuda/cublas/index.html"
@@ -455,6 +457,28 @@ CATEGORIES: tuple[Category, ...] = (
         "mixed GPUs or device numbering",
         (
             _p(r"CUDA_VISIBLE_DEVICES|CUDA_DEVICE_ORDER", 0.5, CUDART),
+            # CUDA numbers devices fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID, nvidia-smi by PCI bus: on a host
+            # of different GPUs the two numberings differ, which reports state as "... and nvidia-smi do not match the
+            # device number", "not reporting the GPUs in the same order as nvidia-smi".
+            _p(
+                r"nvidia-smi\b[^.\n]{0,60}?\b(?:do(?:es)?\s+not|don'?t|doesn'?t|not)\s+match(?:ing)?\b[^.\n]{0,40}?"
+                r"\b(?:device|gpu)s?\s+(?:numbers?|numbering|index(?:es)?|ids?|order(?:ing)?)"
+                r"|\b(?:device|gpu)s?\s+(?:numbers?|numbering|index(?:es)?|ids?|order(?:ing)?)\b[^.\n]{0,60}?"
+                r"\b(?:do(?:es)?\s+not|don'?t|doesn'?t|not)\s+match(?:ing)?\b"
+                r"|\bnot\b[^.\n]{0,80}?\bin\s+the\s+same\s+order\s+as\s+nvidia-smi"
+                r"|\border(?:ing)?\b[^.\n]{0,40}?\b(?:differs?|different)\s+(?:from|than)\s+(?:in\s+)?nvidia-smi",
+                2.5,
+                CUDA_ENV_VARS,
+            ),
+            # Two GPUs that "do not work together": a symptom, not a cause -- it counts only where the text names GPUs
+            # of two compute capabilities (classify: _mixed_host), whose builds differ (PG: a cubin runs only within its
+            # major, on an equal or higher minor).
+            _p(
+                r"\b(?:do(?:es)?\s*n[o']?t|can\s*n[o']?t|cannot|won'?t|will\s+not)\s+work\s+"
+                r"(?:together|in\s+tandem|at\s+the\s+same\s+time|with\s+each\s+other)\b",
+                1.0,
+                PG_ARCH,
+            ),
             # DataParallel's _check_balance warns when the GPUs differ ("There is an imbalance between your GPUs. You
             # may want to exclude GPU 1 ..."): code missing on such a host is missing for one of its models.
             _p(

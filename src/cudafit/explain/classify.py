@@ -27,7 +27,7 @@ from cudafit.explain.catalogue import (
     project_of,
 )
 from cudafit.explain.evidence import Evidence, Facts
-from cudafit.explain.extract import arch_number, clean, extract_facts
+from cudafit.explain.extract import CUDA_ERRORS, arch_number, clean, extract_facts
 from cudafit.model import JsonDict
 
 __all__ = ["HOPPER_ONLY", "Finding", "classify"]
@@ -131,7 +131,8 @@ def _score(cat: Category, body: str) -> _Match | None:
 
 
 def _distinct_ccs(facts: Facts) -> set[str]:
-    return {g["compute_capability"] for g in facts.get("gpus", [])}
+    """The compute capabilities of the GPUs the text lists (``gpus``) or names in prose (``mentioned_gpus``)."""
+    return {g["compute_capability"] for g in [*facts.get("gpus", []), *facts.get("mentioned_gpus", [])]}
 
 
 @dataclass
@@ -248,11 +249,67 @@ def _mixed_host(s: _Scoring) -> None:
     if len(_distinct_ccs(s.facts)) < 2:
         return
     missing: list[str] = [cid for cid in ("no-kernel-image", "mixed-gpu") if cid in s.scores]
+    if missing == ["mixed-gpu"] and s.matches["mixed-gpu"].strongest < MIN_SCORE and _names_unrelated_error(s.facts):
+        return  # "they do not work together" beside an out-of-memory: the error is the cause
     if "ptx-jit-lower-arch" in s.scores and "built_for" in s.facts:
         missing.append("ptx-jit-lower-arch")
     if missing:
         best = max(s.scores[cid][0] for cid in missing)
         s.scores["mixed-gpu"] = (best + 0.5, [line for cid in missing for line in s.scores[cid][1]])
+        _adopt_mentioned_gpus(s)
+
+
+def _names_unrelated_error(facts: Facts) -> bool:
+    """Whether the text names a CUDA error the inventory calls unrelated (out of memory, an illegal address, ...)."""
+    return any(not e.related for e in CUDA_ERRORS if e.code in {c["code"] for c in facts.get("cuda_errors", [])})
+
+
+def _adopt_mentioned_gpus(s: _Scoring) -> None:
+    """Once the log is read as a mixed host, the GPUs it names in prose are that host's: they join ``gpus`` so that
+    the fixes name every compute capability (TORCH_CUDA_ARCH_LIST="<all ccs>", grounders/arch.py)."""
+    mentioned = s.facts.pop("mentioned_gpus", [])
+    if mentioned:
+        s.facts["gpus"] = [*s.facts.get("gpus", []), *mentioned]
+
+
+# "Code built for one card runs on another" (shared/docs/error_categories.md, mixed-gpu), as reports put it: a build
+# made on one machine or for its GPU ("compiled it on my desktop which has an rtx 3060", "built on the login node",
+# "builds code for the local GPU architecture", a source build carried to "a different machine") and a run elsewhere
+# ("copied it to my old PC", "on another machine/node/GPU", "a different remote GPU"), or code that "works on" one
+# machine and fails "on another".  The words are the category's own and those of the threads' resolutions as a class
+# (NVIDIA's CUDA C++ Best Practices Guide, "Building for Maximum Compatibility": code built for the build machine's GPU
+# with -arch=native does not cover other GPUs, https://docs.nvidia.com/cuda/cuda-c-best-practices-guide/).
+_MACHINE = r"(?:machine|computer|desktop|laptop|pc|node|server|host|workstation|cluster|box|instance|vm)s?"
+_ELSEWHERE = (
+    rf"(?:another|a different|different|other|second|remote|target|old|new)\s+(?:\w+\s+)?(?:{_MACHINE}|gpu|card)"
+)
+BUILT_ON_ONE_RUN_ON_ANOTHER = re.compile(
+    rf"\b(?:built|compiled|build|compile|compiling|compilation|building)\b[^.\n]{{0,80}}?"
+    rf"(?:\b(?:on|in)\s+(?:(?:a|an|the|this|that|my|our|one)\s+)?(?:\w+\s+)?{_MACHINE}\b|\blocally\b|\blocal\s+gpu\b)"
+    rf"[\s\S]{{0,400}}?(?:\b{_ELSEWHERE}\b|\b(?:copied|copy|moved|transferred|deployed)\b)"
+    rf"|\bworks?\b[^\n]{{0,40}}?\bon\s+(?:one|some)\s+of\s+(?:my|our|the)\s+[^\n]{{0,160}}?"
+    rf"\b(?:fails?|failed|error|crash\w*)\b[^\n]{{0,20}}?\bon\s+(?:another|a different|the other)\b"
+    rf"|\b(?:source\s+build|built\s+from\s+source|build\s+from\s+source|compiled\s+from\s+source)\b[\s\S]{{0,300}}?"
+    rf"\b{_ELSEWHERE}\b|\b{_ELSEWHERE}\b[\s\S]{{0,300}}?\b(?:source\s+build|built\s+from\s+source|compiled\s+from\s+source)\b"
+    rf"|\b(?:compiled|built|compilation)\b[^.\n]{{0,60}}?\bon\s+(?:\w+\s+){{0,3}}?(?:{_MACHINE})\b[^.\n]{{0,40}}?\b(?:which|that)\s+has\b",
+    re.I,
+)
+
+
+def _built_for_another_gpu(s: _Scoring) -> None:
+    """Code missing for the GPU that ran, in a report that says the code was built on one machine (or for its GPU) and
+    run on another: the mixed-gpu cause, with one GPU named or none ("compiled it on my desktop, which has an RTX
+    3060", then CUDA_ERROR_NO_BINARY_FOR_GPU).  A weak hint of missing code ("named symbol not found") is not enough."""
+    if "no-kernel-image" not in s.scores or s.matches["no-kernel-image"].strongest < 2:
+        return
+    if s.scores.get("mixed-gpu", (0.0, []))[0] >= s.scores["no-kernel-image"][0]:
+        return  # already the mixed host (_mixed_host)
+    if not BUILT_ON_ONE_RUN_ON_ANOTHER.search(s.body):
+        return
+    score, lines = s.scores["no-kernel-image"]
+    old = s.scores.get("mixed-gpu", (0.0, []))
+    s.scores["mixed-gpu"] = (max(score, old[0]) + 0.5, lines + old[1])
+    _adopt_mentioned_gpus(s)
 
 
 # The precedence rules, applied in this order after the patterns' weights are summed: each picks the root
@@ -265,6 +322,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _offline_or_driver_jit,
     _build_dropped_the_arch,
     _mixed_host,
+    _built_for_another_gpu,
 )
 
 

@@ -95,6 +95,7 @@ class Facts(TypedDict, total=False):
     packages: list[str]
     libraries: list[str]
     gpus: list[GpuFact]
+    mentioned_gpus: list[GpuFact]
     build_min_cc: str
     toolkit_cuda_version: str
     torch_cuda_version: str

@@ -33,6 +33,7 @@ __all__ = [
     "iter_cuda_errors",
     "iter_gpus",
     "iter_kernel_names",
+    "iter_mentioned_gpus",
     "iter_operator_names",
     "iter_source_files",
 ]
@@ -453,6 +454,211 @@ def _vllm_different_devices(text: str) -> list[str]:
     return [name.strip() for line in lines for name in line.split(",") if name.strip()]
 
 
+# ---- GPUs named in prose ("works on my RTX 2080 Ti but fails on another (..., Tesla T4)", "two video cards (nvs-510,
+# cc=3.0 and gtx 1070, cc=6.1)", "RTX2070+GTX1050+GTX1070", nvidia-smi's truncated "GeForce RTX 207...").  A separate
+# fact (``mentioned_gpus``) from ``gpus``: a name in a sentence says less than a listing does (the GPU may be the
+# author's, or one the user switched to), so only the mixed-host decision reads it (classify: _mixed_host), and only
+# names of cudafit's GPU table (src/cudafit/rules/gpus.py, from NVIDIA's CUDA GPUs list) count, each whole: never a
+# model size ("7B"), a version ("3.0"), a bare number ("2080" may be a step or a size), or a name inside a path, a file
+# name or an identifier ("/models/a100/", "a100.yaml", "NVIDIA_H100_80GB").
+_SPOT_NOISE = frozenset({"nvidia", "geforce", "tesla", "corporation", "gpu", "gpus", "graphics", "r", "tm"})
+# Table names without a digit that are products in prose too; "thor", "xavier", "orin", "rubin" are also names.
+_SPOT_WORDLIKE = ("titan", "gtx titan", "jetson")
+_SPOT_TOKEN = re.compile(r"[A-Za-z0-9]+")
+# What may stand between two words of one product name: spaces, dashes ("V100-SXM2"), parentheses ("TITAN X (Pascal)").
+_SPOT_GAP = re.compile(r"[ \t\-(]{1,3}|\)[ \t]?")
+# An explicit compute capability next to a name: "cc=6.1", "capability: 7.5", "(compute capability 8.6)", "(SM86)".
+_SPOT_CC = re.compile(
+    r"\b(?:cc|compute capability|capability|compute)\s*(?:of\s*)?[:=]?\s*\(?(\d{1,2})\.(\d)(?!\d)|\bsm_?(\d)(\d)\b",
+    re.I,
+)
+# A product-like name that the table may not know, with its compute capability: "nvs-510, cc=3.0".
+_SPOT_NAMED_CC = re.compile(
+    r"\b([A-Za-z][A-Za-z]*[\w\-]*\d[\w\-]*),?[ \t]*\(?cc[ \t]*[=:][ \t]*(\d{1,2}\.\d)(?!\d)", re.I
+)
+_SPOT_VENDOR = re.compile(r"(?i)\b(?:nvidia[ \t]+)?(?:geforce|tesla|nvidia)[ \t]+$")
+_SPOT_LEFT_STOP = frozenset("/\\_.=@#$%&*~`'")
+_SPOT_MAX_WORDS = 5
+
+
+def _spot_tokens(word: str) -> list[str]:
+    """One word of a name as the spotter compares it: lower case, a brand glued to its number split ("rtx2070" ->
+    "rtx 2070", "3080ti" -> "3080 ti"), memory sizes and vendor words dropped (``normalize_gpu_name``'s rules)."""
+    from cudafit.rules.gpus import normalize_gpu_name
+
+    w = word.lower()
+    if w in _SPOT_NOISE:
+        return []
+    w = re.sub(r"^([a-z]{2,})(?=\d)", r"\1 ", w)
+    w = re.sub(r"(?<=\d)(ti|super)$", r" \1", w)
+    return normalize_gpu_name(w, drop_memory=True).split()
+
+
+def _spot_key_counts(key: tuple[str, ...]) -> bool:
+    """Whether a table name can be spotted in prose: it has a letter and a digit outside a Ti/SUPER suffix ("rtx 2070",
+    "k80"), or is a number with such a suffix ("1080 ti" names one product), or is a TITAN/Jetson name; a bare number
+    ("2080") or a word ("thor", "orin") is not."""
+    text = " ".join(key)
+    if len(key) == 2 and key[0].isdigit() and key[1] in ("ti", "super"):
+        return True
+    core = " ".join(t for t in key if t not in ("ti", "super"))
+    return bool(re.search(r"[a-z]", core) and re.search(r"\d", core)) or text.startswith(_SPOT_WORDLIKE)
+
+
+@functools.lru_cache(maxsize=1)
+def _spot_index() -> dict[tuple[str, ...], frozenset[str]]:
+    """Every name and alias of the GPU table as spotter tokens -> the compute capabilities it names (two or more: an
+    ambiguous name such as "rtx 6000", never reported on its own)."""
+    from cudafit.rules.gpus import iter_gpu_specs
+
+    index: dict[tuple[str, ...], set[str]] = {}
+    for spec in iter_gpu_specs():
+        for name in (spec.name, *spec.aliases):
+            key = tuple(t for word in re.split(r"[\s\-_/,()]+", name) for t in _spot_tokens(word))
+            if key and _spot_key_counts(key):
+                index.setdefault(key, set()).add(str(spec.compute_capability))
+    return {k: frozenset(v) for k, v in index.items()}
+
+
+@functools.lru_cache(maxsize=1)
+def _spot_first_words() -> frozenset[str]:
+    return frozenset(k[0] for k in _spot_index())
+
+
+def _spot_truncated(key: tuple[str, ...]) -> frozenset[str]:
+    """nvidia-smi cuts long names to fit its table ("GeForce RTX 207..."): the capabilities of every table name that
+    starts with what is left."""
+    text = " ".join(key)
+    return frozenset(cc for k, ccs in _spot_index().items() if " ".join(k).startswith(text) for cc in ccs)
+
+
+# A model number written bare with its capability right after it: "a 3090 (SM86)", "1070 (cc=6.1)".
+_BARE_WITH_CC = re.compile(r"[ \t]*\((?:sm_?\d{2,3}|cc[ \t]*[=:]?[ \t]*\d+\.\d)\)", re.I)
+
+
+def _bare_number_with_cc(line: str, word: re.Match[str]) -> frozenset[str] | None:
+    """A bare model number ("3090") is no name ("2080" may be a step or a size), unless an explicit capability follows
+    it in parentheses: then it is the product the table names with a brand word before that number."""
+    if not word.group().isdigit() or not _BARE_WITH_CC.match(line, word.end()):
+        return None
+    ccs = frozenset(cc for k, v in _spot_index().items() if len(k) == 2 and k[1] == word.group() for cc in v)
+    return ccs or None
+
+
+def _explicit_cc(rest: str) -> str | None:
+    m = _SPOT_CC.search(rest)
+    if not m:
+        return None
+    cc = f"{m.group(1)}.{m.group(2)}" if m.group(1) else f"{m.group(3)}.{m.group(4)}"
+    return cc if _valid_cc(cc) else None
+
+
+def _starts_a_name(line: str, word: re.Match[str]) -> bool:
+    """Whether a word can open a product name: a table name's first word, not inside a path, a file name, an
+    identifier or a dashed word ("/models/a100", "NVIDIA_H100", "llama-a100")."""
+    toks = _spot_tokens(word.group())
+    start = word.start()
+    prev = line[start - 1] if start else " "
+    glued = prev == "-" and start > 1 and line[start - 2].isalnum()
+    return (
+        bool(toks)
+        and (toks[0] in _spot_first_words() or toks[0].isdigit())
+        and prev not in _SPOT_LEFT_STOP
+        and not glued
+    )
+
+
+def _longest_name(line: str, words: list[re.Match[str]], i: int) -> tuple[int, frozenset[str]] | None:
+    """(index of its last word, compute capabilities) of the longest table name that starts at word ``i``: up to five
+    words apart by a space, a dash or a parenthesis, a name nvidia-smi cut short ("GeForce RTX 207..."), or a bare
+    number with its capability beside it."""
+    best: tuple[int, frozenset[str]] | None = None
+    key: list[str] = []
+    last = i
+    for j in range(i, min(len(words), i + _SPOT_MAX_WORDS)):
+        if j > i and not _SPOT_GAP.fullmatch(line[words[j - 1].end() : words[j].start()]):
+            break
+        key.extend(_spot_tokens(words[j].group()))
+        last = j
+        ccs = _spot_index().get(tuple(key))
+        if ccs is not None:
+            best = (j, ccs)
+    if best is None and len(key) >= 2 and line.startswith("...", words[last].end()):
+        truncated = _spot_truncated(tuple(key))
+        best = (last, truncated) if truncated else None
+    if best is None and (bare := _bare_number_with_cc(line, words[i])):
+        best = (i, bare)
+    return best
+
+
+def _vendor_form(name: str, line: str, start: int, end: int) -> bool:
+    """Two-character names ("T4", "L4", "P4") count only as the vendor writes them: "Tesla T4", "NVIDIA L4", "T4 GPU"
+    (a bare "T4" may be anything)."""
+    if len(" ".join(_name_tokens(name))) > 2:
+        return True
+    before = line[max(0, start - 8) : start].lower()
+    return bool(re.search(r"(?:tesla|nvidia)[ \t]$", before) or re.match(r"[ \t]*gpus?\b", line[end:], re.I))
+
+
+def _spot_line(line: str) -> Iterator[tuple[str, str]]:
+    """(name as written, compute capability) of each table GPU named in one line, the longest name at each word."""
+    words = list(_SPOT_TOKEN.finditer(line))
+    spots: list[tuple[int, int, str, frozenset[str]]] = []  # (start, end, name, compute capabilities)
+    i = 0
+    while i < len(words):
+        hit = _longest_name(line, words, i) if _starts_a_name(line, words[i]) else None
+        if hit is None:
+            i += 1
+            continue
+        last, ccs = hit
+        while last > i and not _spot_tokens(words[last].group()):
+            last -= 1  # "Tesla K80 GPU": the name ends at its last product word
+        start, end = words[i].start(), words[last].end()
+        if line[end : end + 1] in ("/", "\\", "_") or re.match(r"\.\w", line[end : end + 2]):
+            i += 1  # "a100.yaml", "v100/": a file or a directory, not a GPU
+            continue
+        name = line[start:end]
+        if not _vendor_form(name, line, start, end):
+            i += 1
+            continue
+        vendor = _SPOT_VENDOR.search(line[max(0, start - 24) : start])
+        if vendor:  # the name as written, with its vendor words ("NVIDIA GeForce RTX 3090")
+            name = line[max(0, start - 24) + vendor.start() : end]
+        if line.startswith("...", end):
+            name += "..."
+        elif name.count("(") > name.count(")") and line.startswith(")", end):
+            name += ")"
+        spots.append((start, end, name.strip(), ccs))
+        i = hit[0] + 1
+    for n, (_start, end, name, ccs) in enumerate(spots):
+        # an explicit capability between this name and the next one is this GPU's
+        limit = spots[n + 1][0] if n + 1 < len(spots) else min(len(line), end + 100)
+        cc = _explicit_cc(line[end:limit])
+        if cc is None and len(ccs) == 1:
+            cc = next(iter(ccs))
+        if cc is not None:
+            yield name, cc
+
+
+def _name_tokens(name: str) -> list[str]:
+    return [t for word in _SPOT_TOKEN.findall(name) for t in _spot_tokens(word)]
+
+
+def iter_mentioned_gpus(text: str) -> Iterator[tuple[str, str]]:
+    """(name, compute capability "X.Y") of each GPU the text names anywhere, prose included: names of cudafit's GPU
+    table (an explicit capability beside the name -- "cc=6.1", "capability: 7.5", "(SM86)" -- is preferred to the
+    table's), and other product-like names given with "cc=X.Y".  Each name once, in text order."""
+    seen: set[str] = set()
+    for line in text.splitlines():
+        spotted = list(_spot_line(line))
+        spotted += [(m.group(1), m.group(2)) for m in _SPOT_NAMED_CC.finditer(line) if _valid_cc(m.group(2))]
+        for name, cc in spotted:
+            key = " ".join(_name_tokens(name)) or name.lower()
+            if key not in seen:
+                seen.add(key)
+                yield name, cc
+
+
 @functools.lru_cache(maxsize=256)
 def _table_cc(name: str) -> str | None:
     """The compute capability cudafit's GPU table gives a product name (``None``: unknown or ambiguous name).
@@ -765,9 +971,15 @@ def _libraries(text: str) -> Facts:
 
 
 def _gpus(text: str) -> Facts:
-    """``gpus``: each GPU the log describes (:func:`iter_gpus`), once."""
+    """``gpus``: each GPU the log describes (:func:`iter_gpus`), once; ``mentioned_gpus``: the GPUs the text names
+    besides those (:func:`iter_mentioned_gpus`, prose included)."""
     gpus = list(dict.fromkeys(iter_gpus(text)))
-    return {"gpus": [{"name": name, "compute_capability": cc} for name, cc in gpus]} if gpus else {}
+    out: Facts = {"gpus": [{"name": name, "compute_capability": cc} for name, cc in gpus]} if gpus else {}
+    listed = [set(_name_tokens(name)) for name, _cc in gpus]
+    mentioned = [(n, cc) for n, cc in iter_mentioned_gpus(text) if not any(set(_name_tokens(n)) <= t for t in listed)]
+    if mentioned:
+        out["mentioned_gpus"] = [{"name": name, "compute_capability": cc} for name, cc in mentioned]
+    return out
 
 
 def _listed_build_archs(text: str) -> Facts:
@@ -961,6 +1173,7 @@ _CC_FACTS: tuple[Literal["required_minimum", "required_maximum", "build_min_cc"]
     "build_min_cc",
 )
 _ARCH_LIST_FACTS: tuple[Literal["archs", "build_archs"], ...] = ("archs", "build_archs")
+_GPU_LIST_FACTS: tuple[Literal["gpus", "mentioned_gpus"], ...] = ("gpus", "mentioned_gpus")
 
 
 def _valid(facts: Facts) -> Facts:
@@ -981,10 +1194,11 @@ def _valid(facts: Facts) -> Facts:
         facts.pop("arch_range", None)
     if "arch_range" in facts and not all(_valid_arch(a) for a in facts["arch_range"]):
         facts.pop("arch_range")
-    if "gpus" in facts:
-        gpus = [g for g in facts["gpus"] if _valid_cc(g["compute_capability"])]
-        if gpus:
-            facts["gpus"] = gpus
-        else:
-            del facts["gpus"]
+    for gpu_key in _GPU_LIST_FACTS:
+        if gpu_key in facts:
+            gpus = [g for g in facts[gpu_key] if _valid_cc(g["compute_capability"])]
+            if gpus:
+                facts[gpu_key] = gpus
+            else:
+                del facts[gpu_key]
     return facts

@@ -46,6 +46,9 @@ KEYWORDS: tuple[bytes, ...] = (
     # GPU listings whose lines hold none of the above: nvidia-smi's table rows of drivers before the "NVIDIA " prefix
     # ("|   1  GeForce GTX 1080    Off  | 00000000:02:00.0 ..."), which explain turns into GPUs of a mixed host.
     b"geforce", b"tesla", b"quadro", b"titan",
+    # GPUs named in prose ("RTX2070+GTX1050", "works on my RTX 2080 Ti") and two GPUs that "do not work together /
+    # in tandem": what explain reads as a mixed host (extract.iter_mentioned_gpus, catalogue's mixed-gpu).
+    b"rtx", b"gtx", b"together", b"tandem",
 )  # fmt: skip
 
 
