@@ -81,6 +81,7 @@ NVRTC = "https://docs.nvidia.com/cuda/nvrtc/index.html"
 PTX_ISA = "https://docs.nvidia.com/cuda/parallel-thread-execution/index.html"
 PG_ARCH = "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/compute-capabilities.html"
 # CUDA_DEVICE_ORDER: FASTEST_FIRST (the default) numbers devices fastest first, PCI_BUS_ID as nvidia-smi does.
+RUST_CUST = "Rust-GPU/Rust-CUDA:crates/cust/src/error.rs"
 CUDA_ENV_VARS = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars"
 COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/index.html"
 CUDNN = "https://docs.nvidia.com/deeplearning/cudnn/backend/latest/api/cudnn-graph-library.html"
@@ -201,6 +202,9 @@ CATEGORIES: tuple[Category, ...] = (
         (
             _p(r"no kernel image is available for execution on the device", 3, CUDART),
             _p(r"cudaErrorNoKernelImageForDevice|CUDA_ERROR_NO_BINARY_FOR_GPU", 3, CUDRV),
+            # Rust bindings print CUDA_ERROR_NO_BINARY_FOR_GPU as their enum's variant: "Cuda(NoBinaryForGpu)" (cust's
+            # CudaError, as rustacuda's; HIP's "hipErrorNoBinaryForGpu" is another vendor and does not match).
+            _p(r"\bNoBinaryForGpu\b", 3, RUST_CUST),
             _p(r"\berror(?: code)?[ :=]*209\b", 2, CUDART),
             # cudaErrorInvalidDeviceFunction (98; 8 before CUDA 10.1): "the requested device function does not exist
             # or is not compiled for the proper device architecture" (CUDA Runtime API, cudaError) -- code missing
@@ -889,6 +893,7 @@ SOURCE_PROJECTS: dict[str, str] = {
     "thu-ml/SageAttention": "sageattention",
     "jamjamjon/usls": "usls",
     "hashcat/hashcat": "hashcat",
+    "Rust-GPU/Rust-CUDA": "rust-cuda",
 }
 
 

@@ -306,10 +306,10 @@ def _built_for_another_gpu(s: _Scoring) -> None:
         return  # already the mixed host (_mixed_host)
     if not BUILT_ON_ONE_RUN_ON_ANOTHER.search(s.body):
         return
+    # The GPUs named stay mentioned only: one may be the build machine's, which has the code (not the one that failed).
     score, lines = s.scores["no-kernel-image"]
     old = s.scores.get("mixed-gpu", (0.0, []))
     s.scores["mixed-gpu"] = (max(score, old[0]) + 0.5, lines + old[1])
-    _adopt_mentioned_gpus(s)
 
 
 # The precedence rules, applied in this order after the patterns' weights are summed: each picks the root
