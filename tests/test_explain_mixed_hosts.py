@@ -26,6 +26,7 @@ def _mentioned(text: str) -> list[tuple[str, str]]:
     ("text", "ccs"),
     [
         ("my rig: RTX3080+GTX1660+GTX1650", ["8.6", "7.5"]),  # glued brand and number, several per line
+        ("服务器有一张RTX3060和一张GTX1080", ["8.6", "6.1"]),  # CJK text glued to the names
         ("the job runs on a geforce gtx 1080 ti and a quadro p4000", ["6.1"]),  # lower case
         ("it crashes on the 2080 Ti only", ["7.5"]),  # a number with its Ti suffix, no brand
         ("Tesla V100-SXM2-32GB, Tesla P4", ["7.0", "6.1"]),  # memory and form-factor suffixes; a two-letter name

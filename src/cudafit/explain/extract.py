@@ -479,19 +479,28 @@ _SPOT_NAMED_CC = re.compile(
 _SPOT_VENDOR = re.compile(r"(?i)\b(?:nvidia[ \t]+)?(?:geforce|tesla|nvidia)[ \t]+$")
 _SPOT_LEFT_STOP = frozenset("/\\_.=@#$%&*~`'")
 _SPOT_MAX_WORDS = 5
+# A line can name a GPU only if it holds a brand word, a letter glued to a digit ("k80", "rtx2070"), a Ti/SUPER
+# number or a capability: the cheap test that spares the word-by-word reading of every other line of a log.
+_SPOT_LINE = re.compile(
+    # ASCII bounds, not \b: Chinese and Japanese text glues words to the name ("在两张RTX2070+一张GTX1050")
+    r"(?<![a-z])(?:rtx|gtx|gt|mx|quadro|tesla|titan|nvs|grid|jetson|geforce|nvidia)(?![a-z])|(?<![a-z])[a-z]{1,3}\d"
+    r"|\d\s?(?:ti|super)(?![a-z])|(?<![a-z])cc\s*[=:]|\(\s*sm_?\d",
+    re.I,
+)
 
 
-def _spot_tokens(word: str) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def _spot_tokens(word: str) -> tuple[str, ...]:
     """One word of a name as the spotter compares it: lower case, a brand glued to its number split ("rtx2070" ->
     "rtx 2070", "3080ti" -> "3080 ti"), memory sizes and vendor words dropped (``normalize_gpu_name``'s rules)."""
     from cudafit.rules.gpus import normalize_gpu_name
 
     w = word.lower()
     if w in _SPOT_NOISE:
-        return []
+        return ()
     w = re.sub(r"^([a-z]{2,})(?=\d)", r"\1 ", w)
     w = re.sub(r"(?<=\d)(ti|super)$", r" \1", w)
-    return normalize_gpu_name(w, drop_memory=True).split()
+    return tuple(normalize_gpu_name(w, drop_memory=True).split())
 
 
 def _spot_key_counts(key: tuple[str, ...]) -> bool:
@@ -650,6 +659,8 @@ def iter_mentioned_gpus(text: str) -> Iterator[tuple[str, str]]:
     table's), and other product-like names given with "cc=X.Y".  Each name once, in text order."""
     seen: set[str] = set()
     for line in text.splitlines():
+        if not _SPOT_LINE.search(line):
+            continue
         spotted = list(_spot_line(line))
         spotted += [(m.group(1), m.group(2)) for m in _SPOT_NAMED_CC.finditer(line) if _valid_cc(m.group(2))]
         for name, cc in spotted:
