@@ -143,7 +143,7 @@ def test_prose_gpus_with_any_unrelated_cuda_error_stay_unknown() -> None:
         # built on one machine, run on another (the build host's GPU named, or none)
         "I compiled the extension on our login node, then submitted the job to a GPU node on another cluster.\n",
         "We built the library locally and copied it to the inference server.\n",
-        "compiled it on my laptop which has a GTX 1650\n",
+        "compiled it on my laptop (a GTX 1650) and deployed it to the cluster\n",
         "the source build works here but I moved the disk to a different machine\n",
         # works on one of the user's machines, fails on another
         "The binary works on one of our servers (Tesla V100) but it fails on another (Tesla V100S)\n",
@@ -156,7 +156,9 @@ def test_a_build_made_for_one_gpu_and_run_on_another_is_mixed_gpu(text: str) -> 
 
 def test_the_build_hosts_gpu_is_not_called_the_one_without_code() -> None:
     """The GPU of the machine that built the code has code for it: fixes must not be written for it alone."""
-    findings = explain_text("compiled it on my workstation which has an RTX 4080\n" + NO_IMAGE)
+    findings = explain_text(
+        "compiled it on my workstation (an RTX 4080), then copied it to the lab's server\n" + NO_IMAGE
+    )
     assert findings[0].category == "mixed-gpu"
     assert all('TORCH_CUDA_ARCH_LIST="8.9"' not in fix for f in findings for fix in f.fixes)
 
@@ -167,6 +169,7 @@ def test_the_build_hosts_gpu_is_not_called_the_one_without_code() -> None:
         "I built it from source on my machine and it works, but the conda package works as well\n",  # no other machine
         "switched to another GPU (a Tesla V100) and now it works\n",  # the user moved to a GPU the build covers
         "compiled with TORCH_CUDA_ARCH_LIST=7.0 on a server\n",  # a build, no run elsewhere
+        "I compiled it on my laptop which has a GTX 1650\n",  # built and run on the same machine, as far as it says
     ],
 )
 def test_a_build_or_a_move_alone_is_not_a_mixed_host(text: str) -> None:

@@ -286,12 +286,11 @@ _ELSEWHERE = (
 BUILT_ON_ONE_RUN_ON_ANOTHER = re.compile(
     rf"\b(?:built|compiled|build|compile|compiling|compilation|building)\b[^.\n]{{0,80}}?"
     rf"(?:\b(?:on|in)\s+(?:(?:a|an|the|this|that|my|our|one)\s+)?(?:\w+\s+)?{_MACHINE}\b|\blocally\b|\blocal\s+gpu\b)"
-    rf"[\s\S]{{0,400}}?(?:\b{_ELSEWHERE}\b|\b(?:copied|copy|moved|transferred|deployed)\b)"
+    rf"[\s\S]{{0,400}}?(?:\b{_ELSEWHERE}\b|\b(?:copied|moved|transferred|deployed)\b)"
     rf"|\bworks?\b[^\n]{{0,40}}?\bon\s+(?:one|some)\s+of\s+(?:my|our|the)\s+[^\n]{{0,160}}?"
     rf"\b(?:fails?|failed|error|crash\w*)\b[^\n]{{0,20}}?\bon\s+(?:another|a different|the other)\b"
     rf"|\b(?:source\s+build|built\s+from\s+source|build\s+from\s+source|compiled\s+from\s+source)\b[\s\S]{{0,300}}?"
-    rf"\b{_ELSEWHERE}\b|\b{_ELSEWHERE}\b[\s\S]{{0,300}}?\b(?:source\s+build|built\s+from\s+source|compiled\s+from\s+source)\b"
-    rf"|\b(?:compiled|built|compilation)\b[^.\n]{{0,60}}?\bon\s+(?:\w+\s+){{0,3}}?(?:{_MACHINE})\b[^.\n]{{0,40}}?\b(?:which|that)\s+has\b",
+    rf"\b{_ELSEWHERE}\b|\b{_ELSEWHERE}\b[\s\S]{{0,300}}?\b(?:source\s+build|built\s+from\s+source|compiled\s+from\s+source)\b",
     re.I,
 )
 
