@@ -205,3 +205,17 @@ def test_rust_bindings_name_the_missing_binary_by_their_enum() -> None:
     assert classify('"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"')[0].category != (
         "no-kernel-image"
     )
+
+
+PLAN_WARNING = (
+    "[11/02/2025-09:14:03] [TRT] [W] Using an engine plan file across different models of devices is not recommended "
+    "and is likely to affect performance or even cause errors.\n"
+)
+
+
+def test_tensorrts_plan_warning_is_a_plan_built_on_another_gpu() -> None:
+    top = explain_text(PLAN_WARNING)[0]
+    assert top.category == "mixed-gpu"
+    # beside an unrelated CUDA error, the error is the cause (the warning is also printed for a spurious mismatch)
+    oom = PLAN_WARNING + "Cuda failure: out of memory\n"
+    assert [f.category for f in classify(oom)] == ["unknown"]

@@ -81,6 +81,7 @@ NVRTC = "https://docs.nvidia.com/cuda/nvrtc/index.html"
 PTX_ISA = "https://docs.nvidia.com/cuda/parallel-thread-execution/index.html"
 PG_ARCH = "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/compute-capabilities.html"
 # CUDA_DEVICE_ORDER: FASTEST_FIRST (the default) numbers devices fastest first, PCI_BUS_ID as nvidia-smi does.
+TRT_HW_COMPAT = "https://docs.nvidia.com/deeplearning/tensorrt/developer-guide/index.html#advanced"
 RUST_CUST = "Rust-GPU/Rust-CUDA:crates/cust/src/error.rs"
 CUDA_ENV_VARS = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars"
 COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/index.html"
@@ -493,6 +494,9 @@ CATEGORIES: tuple[Category, ...] = (
             ),
             # A TensorRT engine is specific to the GPU model it was built on.
             _p(r"engine plan file is generated on an incompatible device", 3.5, TRT),
+            # TensorRT's warning when a plan built on one GPU model is deserialized on another (NVIDIA's TensorRT
+            # maintainers: build the engine on the hardware that runs it, or with hardware compatibility).
+            _p(r"Using an engine plan file across different models of devices is not recommended", 2.5, TRT_HW_COMPAT),
         ),
         "code built for one card runs on another of a different compute capability, or device numbers differ "
         "between nvidia-smi (PCI order) and CUDA (fastest first)",

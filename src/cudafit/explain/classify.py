@@ -249,8 +249,6 @@ def _mixed_host(s: _Scoring) -> None:
     if len(_distinct_ccs(s.facts)) < 2:
         return
     missing: list[str] = [cid for cid in ("no-kernel-image", "mixed-gpu") if cid in s.scores]
-    if missing == ["mixed-gpu"] and s.matches["mixed-gpu"].strongest < MIN_SCORE and _names_unrelated_error(s.facts):
-        return  # "they do not work together" beside an out-of-memory: the error is the cause
     if "ptx-jit-lower-arch" in s.scores and "built_for" in s.facts:
         missing.append("ptx-jit-lower-arch")
     if missing:
@@ -311,6 +309,16 @@ def _built_for_another_gpu(s: _Scoring) -> None:
     s.scores["mixed-gpu"] = (max(score, old[0]) + 0.5, lines + old[1])
 
 
+def _unrelated_error_over_a_mixed_host(s: _Scoring) -> None:
+    """A mixed host that only a statement or a warning names (device order, "do not work together", TensorRT's plan
+    warning), beside a CUDA error the inventory calls unrelated (out of memory, an illegal address): the error is the
+    cause, and the mixed host is no finding of its own."""
+    match = s.matches.get("mixed-gpu")
+    weak = match is not None and match.strongest < 3 and "mixed-gpu" in s.scores and "no-kernel-image" not in s.scores
+    if weak and _names_unrelated_error(s.facts):
+        del s.scores["mixed-gpu"]
+
+
 # The precedence rules, applied in this order after the patterns' weights are summed: each picks the root
 # cause where several categories match one log.
 _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
@@ -322,6 +330,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _build_dropped_the_arch,
     _mixed_host,
     _built_for_another_gpu,
+    _unrelated_error_over_a_mixed_host,
 )
 
 
