@@ -49,6 +49,16 @@ def test_an_explicit_capability_beside_a_name_is_preferred_to_the_table() -> Non
     ]
 
 
+def test_a_capability_a_requirement_states_or_an_arch_further_on_is_not_the_gpus() -> None:
+    # a guard's minimum is not the GPU's own capability; the table's stands
+    assert _mentioned("my GTX 1080 Ti is refused: the kernel requires compute capability 8.0") == [
+        ("GTX 1080 Ti", "6.1")
+    ]
+    # an arch is the GPU's only right beside its name
+    assert _mentioned("Tesla P100 (sm_60)") == [("Tesla P100", "6.0")]
+    assert _mentioned("on a Tesla P100 the wheel's sm_70 sm_80 cubins do not load") == [("Tesla P100", "6.0")]
+
+
 def test_a_product_the_table_lacks_counts_with_its_cc() -> None:
     assert _mentioned("an old nvs-295, cc=1.2") == [("nvs-295", "1.2")]
     assert _mentioned("build-42, cc=8.61") == []  # "8.61" is no capability

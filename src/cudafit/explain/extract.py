@@ -468,10 +468,13 @@ _SPOT_TOKEN = re.compile(r"[A-Za-z0-9]+")
 # What may stand between two words of one product name: spaces, dashes ("V100-SXM2"), parentheses ("TITAN X (Pascal)").
 _SPOT_GAP = re.compile(r"[ \t\-(]{1,3}|\)[ \t]?")
 # An explicit compute capability next to a name: "cc=6.1", "capability: 7.5", "(compute capability 8.6)", "(SM86)".
-_SPOT_CC = re.compile(
-    r"\b(?:cc|compute capability|capability|compute)\s*(?:of\s*)?[:=]?\s*\(?(\d{1,2})\.(\d)(?!\d)|\bsm_?(\d)(\d)\b",
-    re.I,
-)
+# A capability word may stand a few fields after the name (a miner's "GPU #0: NAME, 10989 MB available, 68 compute
+# units, capability: 7.5"); an arch ("(SM86)", "sm_61") only right beside it.
+_SPOT_CC = re.compile(r"\b(?:cc|compute capability|capability)\s*(?:of\s*)?[:=]?\s*\(?(\d{1,2})\.(\d)(?!\d)", re.I)
+_SPOT_ARCH = re.compile(r"[ \t,]{0,2}[(/]?[ \t]*(?:[A-Za-z]+,[ \t]*)?sm_?(\d)(\d)\b", re.I)
+# What a guard or a requirement says about a capability is not the GPU's own: "the RTX 2080 ... requires compute
+# capability 8.0", "needs 8.0 or higher".
+_SPOT_NOT_OWN = re.compile(r"requir|need|support|minimum|at least|>=|<=|[<>]|or (?:higher|newer|above|later)", re.I)
 # A product-like name that the table may not know, with its compute capability: "nvs-510, cc=3.0".
 _SPOT_NAMED_CC = re.compile(
     r"\b([A-Za-z][A-Za-z]*[\w\-]*\d[\w\-]*),?[ \t]*\(?cc[ \t]*[=:][ \t]*(\d{1,2}\.\d)(?!\d)", re.I
@@ -555,10 +558,16 @@ def _bare_number_with_cc(line: str, word: re.Match[str]) -> frozenset[str] | Non
 
 
 def _explicit_cc(rest: str) -> str | None:
-    m = _SPOT_CC.search(rest)
-    if not m:
+    """The capability a report writes for the GPU just named (``rest``: the line after the name, up to the next name):
+    "cc=6.1", "capability: 7.5", "(compute capability 8.6)", "(SM86)" -- not one a requirement states."""
+    m = _SPOT_ARCH.match(rest)
+    if m:
+        cc = f"{m.group(1)}.{m.group(2)}"
+        return cc if _valid_cc(cc) else None
+    m = _SPOT_CC.search(rest[:80])
+    if not m or _SPOT_NOT_OWN.search(rest[: m.end() + 16]):
         return None
-    cc = f"{m.group(1)}.{m.group(2)}" if m.group(1) else f"{m.group(3)}.{m.group(4)}"
+    cc = f"{m.group(1)}.{m.group(2)}"
     return cc if _valid_cc(cc) else None
 
 
