@@ -180,6 +180,7 @@ def test_the_build_hosts_gpu_is_not_called_the_one_without_code() -> None:
         "switched to another GPU (a Tesla V100) and now it works\n",  # the user moved to a GPU the build covers
         "compiled with TORCH_CUDA_ARCH_LIST=7.0 on a server\n",  # a build, no run elsewhere
         "I compiled it on my laptop which has a GTX 1650\n",  # built and run on the same machine, as far as it says
+        "built it from source on my machine for the new GPU\n",  # one machine, its new card
     ],
 )
 def test_a_build_or_a_move_alone_is_not_a_mixed_host(text: str) -> None:

@@ -279,7 +279,8 @@ def _adopt_mentioned_gpus(s: _Scoring) -> None:
 # with -arch=native does not cover other GPUs, https://docs.nvidia.com/cuda/cuda-c-best-practices-guide/).
 _MACHINE = r"(?:machine|computer|desktop|laptop|pc|node|server|host|workstation|cluster|box|instance|vm)s?"
 _ELSEWHERE = (
-    rf"(?:another|a different|different|other|second|remote|target|old|new)\s+(?:\w+\s+)?(?:{_MACHINE}|gpu|card)"
+    rf"(?:(?:another|a different|different|other|second|remote|target|old)\s+(?:\w+\s+)?{_MACHINE}"
+    r"|(?:another|a different|different|other|second)\s+(?:\w+\s+)?(?:gpu|card)s?)"
 )
 BUILT_ON_ONE_RUN_ON_ANOTHER = re.compile(
     rf"\b(?:built|compiled|build|compile|compiling|compilation|building)\b[^.\n]{{0,80}}?"
