@@ -230,3 +230,29 @@ def test_tensorrts_plan_warning_is_a_plan_built_on_another_gpu() -> None:
     # beside an unrelated CUDA error, the error is the cause (the warning is also printed for a spurious mismatch)
     oom = PLAN_WARNING + "Cuda failure: out of memory\n"
     assert [f.category for f in classify(oom)] == ["unknown"]
+
+
+OLLAMA_DEVICES = (
+    'time=2024-09-24T10:00:00.000Z level=INFO source=types.go:107 msg="inference compute" id=GPU-1a2b library=cuda '
+    'variant=v12 compute=8.6 driver=12.4 name="NVIDIA GeForce RTX 3060" total="11.7 GiB" available="11.1 GiB"\n'
+    'time=2024-09-24T10:00:00.000Z level=INFO source=types.go:107 msg="inference compute" id=GPU-3c4d library=cuda '
+    'variant=v11 compute=5.2 driver=12.4 name="Quadro M4000" total="7.9 GiB" available="7.8 GiB"\n'
+    'time=2025-10-01T10:00:00.000Z level=INFO source=types.go:42 msg="inference compute" id=0 library=ROCm '
+    'compute=gfx1100 name=ROCm0 description="AMD Radeon RX 7900 XTX"\n'
+)
+
+
+def test_ollamas_device_lines_list_the_host() -> None:
+    """ollama's "inference compute" lines (discover/types.go): each CUDA device with its capability; ROCm's are not."""
+    facts = extract_facts(OLLAMA_DEVICES)
+    assert [(g["name"], g["compute_capability"]) for g in facts["gpus"]] == [
+        ("NVIDIA GeForce RTX 3060", "8.6"),
+        ("Quadro M4000", "5.2"),
+    ]
+    newer = (
+        'msg="inference compute" id=GPU-5e6f filter_id="" library=CUDA compute=12.0 name=CUDA0 '
+        'description="NVIDIA GeForce RTX 5070 Ti" libdirs=ollama,cuda_v13 driver=13.0 type=discrete total="15.9 GiB"'
+    )
+    assert extract_facts(newer)["gpus"] == [{"name": "NVIDIA GeForce RTX 5070 Ti", "compute_capability": "12.0"}]
+    failure = "CUDA error: no kernel image is available for execution on the device\n  current device: 1"
+    assert classify(OLLAMA_DEVICES + failure)[0].category == "mixed-gpu"

@@ -319,7 +319,14 @@ _GPU_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     # sglang's check_env (sgl-project/sglang:python/sglang/check_env.py): "GPU 0,1 Compute Capability: 8.6"
     (re.compile(r"(?m)^[ \t]*GPU (\d+(?:,\d+)*) Compute Capability: (\d+\.\d)(?!\d)"), "cc_index"),
+    # ollama's GPU discovery (ollama/ollama:discover/types.go, LogDetails) logs each device with slog's key=value text
+    # handler: 'msg="inference compute" id=GPU-... library=cuda variant=v12 compute=8.6 driver=12.4 name="NVIDIA
+    # GeForce RTX 3090" total="23.7 GiB"', newer releases 'library=CUDA compute=8.6 name=CUDA0 description="NVIDIA
+    # GeForce RTX 3090" ...' (the product in description).  Group 1 holds the fields after the message.
+    (re.compile(r'msg="?inference compute"?([^\n]{1,600})'), "ollama"),
 )
+# slog's text handler: key=value, the value quoted when it holds a space.
+_SLOG_FIELD = re.compile(r'(\w+)=("[^"\n]*"|\S+)')
 
 # GPU listings that name GPUs without their compute capability: the name is looked up in cudafit's GPU table
 # (:func:`cudafit.rules.gpus.resolve_gpu`); a name the table does not know, or knows for several compute
@@ -396,6 +403,8 @@ def iter_gpus(text: str) -> Iterator[tuple[str, str]]:
                 yield name, f"{m.group(2)}.{m.group(3)}"
             elif form == "cc_index":
                 yield f"GPU {name}", m.group(2)
+            elif form == "ollama":
+                yield from _ollama_device(m.group(1))
             elif form == "cc_csv":
                 # the header names the columns; without it "word, 8.6" is no GPU (the table must know the name)
                 if "compute_cap" in text and _has_product_word(name) and _table_cc(name) == m.group(2):
@@ -414,6 +423,17 @@ def iter_gpus(text: str) -> Iterator[tuple[str, str]]:
 
 
 _MAX_LOOKUPS = 32
+
+
+def _ollama_device(fields: str) -> Iterator[tuple[str, str]]:
+    """The CUDA device of one ollama "inference compute" line (its name, else its description when the name is the
+    backend's "CUDA0"), with its compute capability; ROCm's gfx targets and the CPU line are no CUDA GPU."""
+    kv = {k: v.strip('"') for k, v in _SLOG_FIELD.findall(fields)}
+    cc = kv.get("compute", "")
+    if kv.get("library", "").lower() != "cuda" or not re.fullmatch(r"\d{1,2}\.\d", cc):
+        return
+    name = kv.get("description") if re.fullmatch(r"CUDA\d*", kv.get("name", "")) else kv.get("name")
+    yield (name or "GPU").strip() or "GPU", cc
 
 
 @functools.lru_cache(maxsize=1)
