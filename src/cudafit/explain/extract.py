@@ -497,7 +497,9 @@ _SPOT_ARCH = re.compile(r"[ \t,]{0,2}[(/]?[ \t]*(?:[A-Za-z]+,[ \t]*)?sm_?(\d)(\d
 _SPOT_NOT_OWN = re.compile(r"requir|need|support|minimum|at least|>=|<=|[<>]|or (?:higher|newer|above|later)", re.I)
 # A product-like name that the table may not know, with its compute capability: "nvs-510, cc=3.0".
 _SPOT_NAMED_CC = re.compile(
-    r"\b([A-Za-z][A-Za-z]*[\w\-]*\d[\w\-]*),?[ \t]*\(?cc[ \t]*[=:][ \t]*(\d{1,2}\.\d)(?!\d)", re.I
+    r"\b(?!(?:cuda|cudnn|nvcc|torch|python|gcc|clang|driver|version|sm|compute)\b|v\d)"
+    r"([A-Za-z][A-Za-z]*[\w\-]*\d[\w\-]*),?[ \t]*\(?cc[ \t]*[=:][ \t]*(\d{1,2}\.\d)(?!\d)",
+    re.I,
 )
 _SPOT_VENDOR = re.compile(r"(?i)\b(?:nvidia[ \t]+)?(?:geforce|tesla|nvidia)[ \t]+$")
 _SPOT_LEFT_STOP = frozenset("/\\_.=@#$%&*~`'")
