@@ -170,6 +170,35 @@ FA3_BUILD = "Dao-AILab/flash-attention:hopper/setup.py"
 HASHCAT_NVRTC = "hashcat/hashcat:src/ext_nvrtc.c"
 LLVM_SUBTARGET = "llvm/llvm-project:llvm/lib/MC/MCSubtargetInfo.cpp"
 CLANG_DRIVER = "llvm/llvm-project:clang/include/clang/Basic/DiagnosticDriverKinds.td"
+# Session 6 (the categories other than the GPU-context ones), each family's emitter:
+# ONNX Runtime's CUDA provider times its first CUDA call, which makes the driver JIT-compile the build's PTX when the
+# library carries no cubin for the GPU: "CUDA took N seconds to start, please see this issue for how to fix it:
+# https://github.com/microsoft/onnxruntime/issues/10746" (the first release: "CUDA took more than 30 seconds to start").
+ORT_CUDA_FACTORY = "microsoft/onnxruntime:onnxruntime/core/providers/cuda/cuda_provider_factory.cc"
+# torch's collect_env prints "CUDA used to build PyTorch: {torch.version.cuda}": None for a CPU-only build ("N/A" and
+# a "ROCM used to build PyTorch: 6.x" line for ROCm builds).
+TORCH_COLLECT_ENV = "pytorch/pytorch:torch/utils/collect_env.py"
+# tf.sysconfig.get_build_info() is generated at build time: {'is_cuda_build': False, ...} for a build without CUDA.
+TF_BUILD_INFO = "tensorflow/tensorflow:tensorflow/tools/build_info/gen_build_info.py"
+# NVIDIA apex's setup.py (check_cuda_torch_binary_vs_bare_metal) refuses an nvcc whose CUDA differs from torch's.
+APEX_SETUP = "NVIDIA/apex:setup.py"
+# xformers' _cpp_lib.py (xFormersInvalidLibException): "xFormers can't load C++/CUDA extensions. xFormers was built
+# for:\n    PyTorch {torch_version} with CUDA {cuda_version} (you have {torch.__version__})".
+XFORMERS_CPP_LIB = "facebookresearch/xformers:xformers/_cpp_lib.py"
+# torchvision registers fake kernels for its C++ ops (torch.library.register_fake("torchvision::nms")); when its _C
+# library did not load (built for another torch), torch's registration raises "operator torchvision::nms does not
+# exist" (earlier releases, torch.ops lookups: "No such operator torchvision::nms").
+TORCHVISION_META = "pytorch/vision:torchvision/_meta_registrations.py"
+# A kernel's dynamic shared memory above 48 KB needs the opt-in attribute (cudaFuncSetAttribute / cuFuncSetAttribute
+# with cudaFuncAttributeMaxDynamicSharedMemorySize / CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+# a launch asking for more than the function's limit, or an opt-in above the GPU's maximum, fails with
+# cudaErrorInvalidValue / CUDA_ERROR_INVALID_VALUE ("invalid argument").
+DRV_EXEC = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EXEC.html"
+PG_SMEM = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#shared-memory"
+# CuPy compiles its kernels at run time with NVRTC for min(the GPU's compute capability, the newest arch its NVRTC
+# accepts) (_get_arch) and loads the result with the driver: with an NVRTC older than the GPU the module is built for
+# an older arch and the load fails (CUDA_ERROR_NO_BINARY_FOR_GPU, "device kernel image is invalid").
+CUPY_COMPILER = "cupy/cupy:cupy/cuda/compiler.py"
 
 # The root of PyTorch's per-CUDA indexes (``{PYTORCH_INDEX}cu126``), read from the ecosystem table, the one place
 # for index URLs: the causes and fixes below are built at import, so the table is read once here.
@@ -179,6 +208,16 @@ DEEPGEMM_ASSERT = "deepseek-ai/DeepGEMM:csrc/utils/exception.hpp"
 _GPU_ARCHS = r"(Maxwell|Pascal|Volta|Turing|Ampere|Ada|Hopper|Blackwell)"
 # A tensor type as torch prints it on the GPU and on the CPU.
 _CUDA_T, _CPU_T = r"(?:torch\.cuda\.\w+|CUDA\w*Type)", r"(?:torch\.(?!cuda)\w+|CPU\w*Type)"
+
+# The driver's "invalid argument" (cudaErrorInvalidValue, 1) in each form a log writes it, and what names a kernel's
+# dynamic shared memory beyond the default 48 KB: the opt-in attribute's names (runtime, driver, CuPy's
+# Function.max_dynamic_shared_size_bytes), the words, or a request of 48 KB and more (shared_mem=N, sharedmem, smem).
+_INVALID_VALUE = r"CUDA_ERROR_INVALID_VALUE|cudaErrorInvalidValue|\binvalid argument"
+_DYNAMIC_SMEM = (
+    r"MaxDynamicSharedMemorySize|MAX_DYNAMIC_SHARED_SIZE_BYTES|max_dynamic_shared_size_bytes|dynamic shared memory|"
+    r"\bshared_?mem(?:ory)?\s*=\s*(?:4915[2-9]|491[6-9]\d|49[2-9]\d\d|[5-9]\d{4}|[1-9]\d{5,})\b|"
+    r"\bsmem\s*>\s*48\s*kb"
+)
 
 # A driver-side JIT (cuLink*/cuModuleLoad*, a PTX JIT error) around a ptxas message: the driver compiled the PTX.
 # CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222) is returned by the driver's loader and JIT only (CUDA driver API
@@ -259,6 +298,7 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"ggml-cuda was compiled without support for the current GPU architecture", 3, GGML_CUDA),
             # TensorFlow: no SASS for the GPU, the driver JIT-compiles the build's lower-arch PTX.
             _p(r"was not built with CUDA kernel binaries compatible with compute capability", 3, TF_GPU),
+            _p(r"\bCUDA took (?:more than )?\d+ seconds to start\b|onnxruntime/issues/10746\b", 3, ORT_CUDA_FACTORY),
         ),
         "the extension has no cubin for the GPU it ran on, so the driver JIT-compiled PTX built for a lower arch; "
         "the kernel checks __CUDA_ARCH__ and refuses to run that lower-arch code path",
@@ -407,7 +447,7 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"not supported for the current GPU\. Minimum capability: \d+", 4, VLLM_CONFIG),
             # compressed-tensors: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ')
             _p(r"Quantization scheme is not supported for\W+the current GPU\. Min capability: \d+", 4, VLLM_CT),
-            _p(r"requires (a )?(GPU|device) with compute capability", 2, DEEPSPEED_FLASH),
+            _p(r"requires? (a )?(GPU|device) with compute capability", 2, DEEPSPEED_FLASH),
             # Inductor refuses GPUs below Triton's minimum (GPUTooOldForTriton).
             _p(r"which is too old to be supported by the triton GPU compiler", 4, TORCH_INDUCTOR),
             _p(r"Triton only supports devices of CUDA Capability >= \d", 2, TORCH_INDUCTOR),
@@ -478,7 +518,7 @@ CATEGORIES: tuple[Category, ...] = (
         "ptx-too-new-for-driver",
         "PTX newer than the driver's JIT",
         (
-            _p(r"the provided PTX was compiled with an unsupported toolchain", 4, CUDART),
+            _p(r"(?:the )?provided PTX was compiled with an unsupported toolchain", 4, CUDART),
             _p(r"cudaErrorUnsupportedPtxVersion|CUDA_ERROR_UNSUPPORTED_PTX_VERSION", 4, CUDRV),
             _p(r"\berror(?: code)?[ :=]*222\b", 2, CUDART),
             _p(r"a PTX JIT compilation failed|cudaErrorInvalidPtx|CUDA_ERROR_INVALID_PTX", 1, CUDRV),
@@ -540,6 +580,12 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"ptxas does not support CC \d+\.\d+|ptxas \S* ?too old", 3, TRITON_NVIDIA),
             _p(r"nvrtc: error: invalid value for --gpu-architecture", 3, NVRTC),
             _p(r"nvrtcCompileProgram\(\): NVRTC_ERROR_INVALID_OPTION", 3, HASHCAT_NVRTC),
+            # the same result named in a hashcat report without its function: hashcat's only variable option is the arch
+            _p(
+                r"\bhashcat\b[\s\S]{0,300}NVRTC_ERROR_INVALID_OPTION|NVRTC_ERROR_INVALID_OPTION[\s\S]{0,300}\bhashcat\b",
+                3,
+                HASHCAT_NVRTC,
+            ),
             # ptxas given PTX of an ISA version that predates the target it is asked for.
             _p(r"PTX \.version \d+\.\d+ does not support \.target sm_\d+", 3, NVCC),
             # Triton / Inductor running its bundled ptxas for the GPU's arch and failing.
@@ -645,6 +691,14 @@ CATEGORIES: tuple[Category, ...] = (
             # Warp, when cuda_configure_kernel_shared_memory fails: "Failed to configure kernel dynamic shared memory
             # for this device, tried to configure {name} kernel for {n} bytes, but maximum available is {max}"
             _p(r"Failed to configure kernel dynamic shared memory for this device", 4, WARP_CONTEXT),
+            # cudaErrorInvalidValue / CUDA_ERROR_INVALID_VALUE ("invalid argument") beside the dynamic shared memory
+            # opt-in or a launch's request above the 48 KB default: the opt-in attribute was not set, or asked for more
+            # than the GPU's opt-in maximum (CuPy's launch(..., shared_mem=N), numba's sharedmem, nvcc's <<<g, b, N>>>).
+            _p(
+                rf"(?:{_INVALID_VALUE})[\s\S]{{0,400}}?(?:{_DYNAMIC_SMEM})|(?:{_DYNAMIC_SMEM})[\s\S]{{0,400}}?(?:{_INVALID_VALUE})",
+                3,
+                DRV_EXEC,
+            ),
             _p(r"uses too much shared data", 3, NVCC),
             _p(r"shared[_ ]mem(ory)?.{0,40}(exceed|too (much|large)|limit)", 1.5, PG_ARCH),
         ),
@@ -706,6 +760,16 @@ CATEGORIES: tuple[Category, ...] = (
             # tf.test.is_built_with_cuda() is False: a TensorFlow built without CUDA (the CPU wheels, native Windows
             # since 2.11, the aarch64 PyPI wheels).
             _p(r"is_built_with_cuda(?:\(\))?\W{0,80}?(?:returns?\s+|is\s+|==\s*)?False\b", 3, TF_TEST),
+            # the same answer as scripts print it after the function's name ("Is built with CUDA: False"), and
+            # tf.sysconfig.get_build_info()'s 'is_cuda_build': False (an OrderedDict prints ('is_cuda_build', False)).
+            _p(r"\bbuilt with CUDA\W{0,4}(?:is\s*)?:?\s*False\b", 2.5, TF_TEST),
+            _p(r"'is_cuda_build'(?::|,)\s*False\b", 3, TF_BUILD_INFO),
+            # collect_env of a CPU-only torch (torch.version.cuda is None); ROCm builds print N/A and their ROCm.
+            _p(
+                r"CUDA used to build PyTorch: None\b(?![\s\S]{0,200}ROCM used to build PyTorch: \d)",
+                2.5,
+                TORCH_COLLECT_ENV,
+            ),
             # get_available_providers() of the CPU-only onnxruntime package: no CUDA provider in the list.
             _p(r"\[\s*'(?:Azure|CPU)ExecutionProvider'(?:\s*,\s*'(?:Azure|CPU)ExecutionProvider')*\s*\]", 1.5, ORT_PY),
             _p(r"CUDA driver library cannot be found", 3, NUMBA_DRIVER),
@@ -760,6 +824,9 @@ CATEGORIES: tuple[Category, ...] = (
                 DEEPSPEED_BUILDER,
             ),
             _p(r"CUDAMismatchException|CUDA_MISMATCH_MESSAGE", 2, TORCH_EXT),
+            # the head of DeepSpeed's message, as titles and summaries quote it
+            _p(r"Installed CUDA version [\d.]+ does not match\b", 3, DEEPSPEED_BUILDER),
+            _p(r"Cuda extensions are being compiled with a version of Cuda that does\s+not match", 4, APEX_SETUP),
         ),
         "an extension is compiled with a CUDA toolkit (the nvcc on PATH or CUDA_HOME) of another version than the "
         "one PyTorch was built with; the build tools refuse a different CUDA major, and a mixed build can fail at "
@@ -779,6 +846,8 @@ CATEGORIES: tuple[Category, ...] = (
         (
             _p(r"\.so: undefined symbol: _ZN?K?\d*(?:3c10|2at|5torch)", 4, DLOPEN),
             _p(r"undefined symbol: _Z\w{6,}", 2, DLOPEN),
+            _p(r"xFormers can't load C\+\+/CUDA extensions\. xFormers was built for", 4, XFORMERS_CPP_LIB),
+            _p(r"operator torchvision::\w+ does not exist|No such operator torchvision::\w+", 3, TORCHVISION_META),
         ),
         "the extension's binary was built against another PyTorch version or C++ ABI (cxx11abi) than the one "
         "installed, so importing it finds a C++ symbol missing: a build/packaging mismatch, not a GPU problem",
@@ -865,6 +934,8 @@ SOURCE_PROJECTS: dict[str, str] = {
     "thu-ml/SageAttention": "sageattention",
     "jamjamjon/usls": "usls",
     "hashcat/hashcat": "hashcat",
+    "NVIDIA/apex": "apex",
+    "pytorch/vision": "torchvision",
 }
 
 
