@@ -113,6 +113,35 @@ def top(text: str) -> str:
         ),
         ("RuntimeError: operator torchvision::roi_align does not exist", "extension-abi-mismatch"),
         ("RuntimeError: No such operator torchvision::deform_conv2d", "extension-abi-mismatch"),
+        # torchvision/extension.py: its C++ ops not loaded, or built for another CUDA major than torch
+        (
+            "RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision versions are "
+            "incompatible, or if you had errors while compiling torchvision from source.",
+            "extension-abi-mismatch",
+        ),
+        (
+            "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. "
+            "PyTorch has CUDA Version=12.6 and torchvision has CUDA Version=13.0. Please reinstall the torchvision that "
+            "matches your PyTorch install.",
+            "extension-abi-mismatch",
+        ),
+        # torch's SDPA dispatcher explaining why no attention kernel can run on the GPU (sdp_utils.cpp)
+        (
+            "UserWarning: Flash attention only supports gpu architectures in the range [sm80, sm121]. Attempting to "
+            "run on a sm 6.1 gpu.\nRuntimeError: No available kernel. Aborting execution.",
+            "capability-guard",
+        ),
+        # jax_plugins/cuda/__init__.py: f"Unable to load {name}. Is it installed?"; XLA's cudart stub
+        (
+            "RuntimeError: Unable to use CUDA because of the following issues with CUDA components:\n"
+            "Unable to load cuSPARSE. Is it installed?",
+            "wrong-framework-build",
+        ),
+        (
+            "I0000 00:00:1790000000.123456   1234 cudart_stub.cc:31] Could not find cuda drivers on your machine, GPU "
+            "will not be used.",
+            "wrong-framework-build",
+        ),
         # a guard's "require(s) a GPU with compute capability", and the PTX string quoted without its article
         ("ERROR: this model requires a GPU with Compute Capability 9.0 or higher", "capability-guard"),
         ("cuModuleLoadData failed: provided PTX was compiled with an unsupported toolchain.", "ptx-too-new-for-driver"),

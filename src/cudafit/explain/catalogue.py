@@ -189,6 +189,16 @@ XFORMERS_CPP_LIB = "facebookresearch/xformers:xformers/_cpp_lib.py"
 # library did not load (built for another torch), torch's registration raises "operator torchvision::nms does not
 # exist" (earlier releases, torch.ops lookups: "No such operator torchvision::nms").
 TORCHVISION_META = "pytorch/vision:torchvision/_meta_registrations.py"
+# torchvision/extension.py: _assert_has_ops ("Couldn't load custom C++ ops. This can happen if your PyTorch and
+# torchvision versions are incompatible, ...") and _check_cuda_version ("Detected that PyTorch and torchvision were
+# compiled with different CUDA major versions. PyTorch has CUDA Version=X and torchvision has CUDA Version=Y.").
+TORCHVISION_EXT = "pytorch/vision:torchvision/extension.py"
+# torch's SDPA dispatcher, when no attention kernel can run, says why each refused: "Flash attention only supports gpu
+# architectures in the range [sm80, sm121]. Attempting to run on a sm 7.5 gpu." (Mem Efficient, CuDNN likewise).
+TORCH_SDP = "pytorch/pytorch:aten/src/ATen/native/transformers/cuda/sdp_utils.cpp"
+# XLA's (TensorFlow, JAX) stub for libcudart/libcuda, when no driver library loads: "Could not find cuda drivers on your
+# machine, GPU will not be used."
+XLA_CUDART_STUB = "openxla/xla:xla/tsl/cuda/cudart_stub.cc"
 # A kernel's dynamic shared memory above 48 KB needs the opt-in attribute (cudaFuncSetAttribute / cuFuncSetAttribute
 # with cudaFuncAttributeMaxDynamicSharedMemorySize / CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
 # a launch asking for more than the function's limit, or an opt-in above the GPU's maximum, fails with
@@ -451,6 +461,12 @@ CATEGORIES: tuple[Category, ...] = (
             # Inductor refuses GPUs below Triton's minimum (GPUTooOldForTriton).
             _p(r"which is too old to be supported by the triton GPU compiler", 4, TORCH_INDUCTOR),
             _p(r"Triton only supports devices of CUDA Capability >= \d", 2, TORCH_INDUCTOR),
+            _p(
+                r"(?:Flash attention|Mem Efficient Attention|CuDNN attention|cuDNN MHA) only supports gpu "
+                r"architectures in the range \[sm\d+, sm\d+\]",
+                3,
+                TORCH_SDP,
+            ),
             # DeepGEMM's DG_HOST_ASSERT(arch_major == 9): "Assertion error (file:line): arch_major == 9".
             _p(r"Assertion error \([^)\n]*\):[^\n]{0,80}\barch_major\s*(?:==|>=)\s*\d+", 3, DEEPGEMM_ASSERT),
             _p(r"Unsupported architecture or scaling factor types", 3, DEEPGEMM),
@@ -779,6 +795,9 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"Outdated \w+ installation found", 3, JAX_PLUGIN),
             # earlier releases: "Found cuDNN version 8600, but JAX was built against version 8906, which is newer."
             _p(r"but JAX was built against version \d+, which is newer", 3, JAX_PLUGIN),
+            # the same check when a component does not load at all: f"Unable to load {name}. Is it installed?"
+            _p(r"Unable to load (?:CUDA|cu[A-Z]{2,}\w*|NCCL)\. Is it installed\?", 3, JAX_PLUGIN),
+            _p(r"Could not find cuda drivers on your machine, GPU will not be used", 2, XLA_CUDART_STUB),
             # CuPy loads the CUDA libraries of its CUDA major at run time: "CuPy failed to load libnvrtc.so.12: ..."
             _p(r"CuPy failed to load \S+", 3, CUPY_SOFTLINK),
             # TensorFlow could not load a CUDA library of the version it was built for and runs on the CPU.
@@ -848,6 +867,16 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"undefined symbol: _Z\w{6,}", 2, DLOPEN),
             _p(r"xFormers can't load C\+\+/CUDA extensions\. xFormers was built for", 4, XFORMERS_CPP_LIB),
             _p(r"operator torchvision::\w+ does not exist|No such operator torchvision::\w+", 3, TORCHVISION_META),
+            _p(
+                r"Couldn't load custom C\+\+ ops\. This can happen if your PyTorch and \w+ versions are incompatible",
+                3,
+                TORCHVISION_EXT,
+            ),
+            _p(
+                r"Detected that PyTorch and \w+ were compiled with different CUDA (?:major )?versions",
+                4,
+                TORCHVISION_EXT,
+            ),
         ),
         "the extension's binary was built against another PyTorch version or C++ ABI (cxx11abi) than the one "
         "installed, so importing it finds a C++ symbol missing: a build/packaging mismatch, not a GPU problem",
