@@ -121,8 +121,8 @@ def top(text: str) -> str:
         ),
         (
             "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. "
-            "PyTorch has CUDA Version=12.6 and torchvision has CUDA Version=13.0. Please reinstall the torchvision that "
-            "matches your PyTorch install.",
+            "PyTorch has CUDA Version=12.6 and torchvision has CUDA Version=13.0. Please reinstall the torchvision "
+            "that matches your PyTorch install.",
             "extension-abi-mismatch",
         ),
         # torch's SDPA dispatcher explaining why no attention kernel can run on the GPU (sdp_utils.cpp)
@@ -140,6 +140,19 @@ def top(text: str) -> str:
         (
             "I0000 00:00:1790000000.123456   1234 cudart_stub.cc:31] Could not find cuda drivers on your machine, GPU "
             "will not be used.",
+            "wrong-framework-build",
+        ),
+        # paddle/phi/backends/gpu/gpu_resources.cc: the build's CUDA above what the driver supports
+        (
+            "W0301 10:00:00.000000  4242 gpu_resources.cc:196] WARNING: device: 0. The installed Paddle is compiled "
+            "with CUDA 12.6, but CUDA runtime version in your machine is 12.0, which may cause serious incompatible "
+            "bug. Please recompile or reinstall Paddle with compatible CUDA version.",
+            "driver-too-old",
+        ),
+        # bitsandbytes/cextension.py: no library of its own for the CUDA it found
+        (
+            "RuntimeError:\n        CUDA Setup failed despite GPU being available. Please run the following command "
+            "to get more information:\n\n        python -m bitsandbytes",
             "wrong-framework-build",
         ),
         # a guard's "require(s) a GPU with compute capability", and the PTX string quoted without its article

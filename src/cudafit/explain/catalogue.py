@@ -638,6 +638,14 @@ CATEGORIES: tuple[Category, ...] = (
             # ollama's cudart probe: cudaSetDevice returned cudaErrorInsufficientDriver (35): "your nvidia driver is
             # too old or missing, please upgrade to run ollama" (later: ".  If you have a CUDA GPU please upgrade ...")
             _p(r"your nvidia driver is too old or missing", 4, OLLAMA_CUDART),
+            # Paddle compares the CUDA its build used with the one the driver supports (gpu_resources.cc): "The
+            # installed Paddle is compiled with CUDA 12.6, but CUDA runtime version in your machine is 12.2, which may
+            # cause serious incompatible bug."
+            _p(
+                r"Paddle is compiled with CUDA [\d.]+, but CUDA runtime version in your machine is [\d.]+",
+                3,
+                PADDLE_GPU,
+            ),
         ),
         "the CUDA runtime the program bundles needs a newer driver than the installed one",
         (
@@ -737,6 +745,8 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"Found no NVIDIA driver on your system", 3, TORCH_C10),
             _p(r"\btorch[ =_\-]*\d+\.\d+(\.\d+)?\+cpu\b", 1, TORCH_CUDA),
             _p(r"was compiled without GPU support", 3, BNB),
+            # bitsandbytes found a GPU but no library of its own for the CUDA it detected (or no runtime to load it)
+            _p(r"CUDA Setup failed despite GPU being available", 3, BNB),
             _p(r"This CTranslate2 package was not compiled with CUDA support", 4, CT2_DEVICES),
             # detectron2's and mmcv's ops: AT_ERROR("[Detectron2 is |DeformConv is ]not compiled with GPU support")
             _p(r"\bnot compiled with GPU support", 3, DETECTRON2),
