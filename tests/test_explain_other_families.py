@@ -173,8 +173,10 @@ def test_emitter_family(text: str, want: str) -> None:
         ("kern((1,), (32,), (x,), shared_mem=2048)\nCUDADriverError: CUDA_ERROR_INVALID_VALUE: invalid argument",
          "shared-memory-limit"),
         ("RuntimeError: CUDA error: invalid argument", "shared-memory-limit"),
-        # a torch build's missing arch is not CuPy's NVRTC
+        # a torch build's missing arch is not CuPy's NVRTC, even with cupy installed beside it
         ("RuntimeError: CUDA error: no kernel image is available for execution on the device", "jit-toolchain-too-old"),
+        ("cupy-cuda12x==13.3.0\ntorch==2.7.0+cu126\nRuntimeError: CUDA error: no kernel image is available for "
+         "execution on the device", "jit-toolchain-too-old"),
         # an invalid image under a driver new enough for compressed fatbins stays what the message says
         ("| Driver Version: 570.124.06 |\nCUDA error: device kernel image is invalid", "driver-too-old"),
         # ROCm builds of torch print N/A for CUDA

@@ -276,8 +276,12 @@ def _cpu_build_loading_cuda_data(s: _Scoring) -> None:
         _move(s, "device-mismatch", "wrong-framework-build")
 
 
-# CuPy (or an NVRTC program) compiling at run time: the module it loads is its own NVRTC's output.
-RUNTIME_COMPILED = r"\bcupy\b|cupy_backends|\bRaw(?:Kernel|Module)\b|nvrtcCompileProgram|NVRTC_ERROR_\w+"
+# CuPy (or an NVRTC program) compiling at run time: the module it loads is its own NVRTC's output.  CuPy's own
+# modules, classes and version, not a package list naming cupy-cuda12x beside another library's failure.
+RUNTIME_COMPILED = (
+    r"cupy_backends|\bcupy\.(?:cuda|_core)\b|cupy/_core|\bCUDADriverError\b|\bRaw(?:Kernel|Module)\b|\bCuPy v?\d|"
+    r"nvrtcCompileProgram|NVRTC_ERROR_\w+"
+)
 
 
 def _runtime_compiled_module_rejected(s: _Scoring) -> None:
@@ -287,7 +291,7 @@ def _runtime_compiled_module_rejected(s: _Scoring) -> None:
     not because a package left the arch out (CuPy on sm_120 with an NVRTC before 12.8)."""
     if "no-kernel-image" not in s.scores or not set(s.matches["no-kernel-image"].sources) <= {CUDART, CUDRV}:
         return
-    if re.search(RUNTIME_COMPILED, s.body, re.I):
+    if re.search(RUNTIME_COMPILED, s.body):
         _move(s, "no-kernel-image", "jit-toolchain-too-old")
 
 
