@@ -155,6 +155,17 @@ def top(text: str) -> str:
             "to get more information:\n\n        python -m bitsandbytes",
             "wrong-framework-build",
         ),
+        # JAX's colocation check and Windows' ERROR_PROC_NOT_FOUND for a torch extension module
+        (
+            "ValueError: primitive arguments must be colocated on the same device, got GpuDevice(id=1), "
+            "GpuDevice(id=0)",
+            "device-mismatch",
+        ),
+        (
+            "ImportError: DLL load failed while importing flash_attn_2_cuda: The specified procedure could not be "
+            "found.",
+            "extension-abi-mismatch",
+        ),
         # a guard's "require(s) a GPU with compute capability", and the PTX string quoted without its article
         ("ERROR: this model requires a GPU with Compute Capability 9.0 or higher", "capability-guard"),
         ("cuModuleLoadData failed: provided PTX was compiled with an unsupported toolchain.", "ptx-too-new-for-driver"),
@@ -182,6 +193,9 @@ def test_emitter_family(text: str, want: str) -> None:
         # ROCm builds of torch print N/A for CUDA
         ("CUDA used to build PyTorch: N/A\nROCM used to build PyTorch: 6.2.41133", "wrong-framework-build"),
         ("CUDA used to build PyTorch: None\nROCM used to build PyTorch: 6.2.41133", "wrong-framework-build"),
+        # a Qt or GDAL DLL missing a procedure is no torch extension
+        ("ImportError: DLL load failed while importing QtCore: The specified procedure could not be found.",
+         "extension-abi-mismatch"),
         # the GPU hidden by CUDA_VISIBLE_DEVICES is not a CPU build
         ("os.environ['CUDA_VISIBLE_DEVICES'] = '3'\nRuntimeError: Attempting to deserialize object on a CUDA device "
          "but torch.cuda.is_available() is False.", "wrong-framework-build"),

@@ -199,6 +199,12 @@ TORCH_SDP = "pytorch/pytorch:aten/src/ATen/native/transformers/cuda/sdp_utils.cp
 # XLA's (TensorFlow, JAX) stub for libcudart/libcuda, when no driver library loads: "Could not find cuda drivers on your
 # machine, GPU will not be used."
 XLA_CUDART_STUB = "openxla/xla:xla/tsl/cuda/cudart_stub.cc"
+# JAX before jit's sharding rewrite: "primitive arguments must be colocated on the same device, got CpuDevice(0),
+# GpuDevice(0)" (xla_primitive_callable).
+JAX_XLA = "jax-ml/jax:jax/interpreters/xla.py"
+# Windows' LoadLibrary: ERROR_PROC_NOT_FOUND (127), "The specified procedure could not be found.": the DLL imports a
+# function its dependency does not export -- for an extension built against torch, the loader's undefined symbol.
+WIN_ERRORS = "https://learn.microsoft.com/en-us/windows/win32/debug/system-error-codes--0-499-"
 # A kernel's dynamic shared memory above 48 KB needs the opt-in attribute (cudaFuncSetAttribute / cuFuncSetAttribute
 # with cudaFuncAttributeMaxDynamicSharedMemorySize / CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
 # a launch asking for more than the function's limit, or an opt-in above the GPU's maximum, fails with
@@ -692,6 +698,7 @@ CATEGORIES: tuple[Category, ...] = (
             # torch.load of storages saved on a CUDA device this process does not have.
             _p(r"Attempting to deserialize object on (?:a )?CUDA device", 4, TORCH_SER),
             _p(r"Received incompatible devices for \w+ computation", 4, JAX_STAGES),
+            _p(r"primitive arguments must be colocated on the same device", 4, JAX_XLA),
             _p(r"AOTIModelContainerRunner(Cpu|Cuda)|AOTInductor|\bAOTI\b|\.pt2\b", 1, TORCH_AOTI),
             _p(r"CUDA error: invalid argument", 1, CUDART),
         ),
@@ -875,6 +882,12 @@ CATEGORIES: tuple[Category, ...] = (
         (
             _p(r"\.so: undefined symbol: _ZN?K?\d*(?:3c10|2at|5torch)", 4, DLOPEN),
             _p(r"undefined symbol: _Z\w{6,}", 2, DLOPEN),
+            # the same on Windows, for an extension module named as torch's build tools name them (_C, *_cuda, *_ext)
+            _p(
+                r"DLL load failed while importing \w*(?:_C|_cuda|_ext)\w*: The specified procedure could not be found",
+                3,
+                WIN_ERRORS,
+            ),
             _p(r"xFormers can't load C\+\+/CUDA extensions\. xFormers was built for", 4, XFORMERS_CPP_LIB),
             _p(r"operator torchvision::\w+ does not exist|No such operator torchvision::\w+", 3, TORCHVISION_META),
             _p(
