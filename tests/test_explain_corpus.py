@@ -76,12 +76,12 @@ def test_held_out_batch_is_held_out_whatever_its_url_hashes_to() -> None:
         assert sum(1 for r in batch if r["label"] == label) >= 6, label
 
 
-# Measured (README of the corpus): dev 346/378 (91.5%: the records before session 5 197/201, the session-5
-# development batch 104/114, 92/114 when it was committed, the session-5 dev batch for the GPU-context categories
-# `issue-18-session5-dev2` 45/63, 42/63 when it was committed); held-out 287/322 (89.1%): the URL third 92/94, the
-# batch gathered before the catalogue changes 76/80, the batch gathered after them 28/33, the blind session-5 batch
-# 91/115 (88/115 when it was committed, before any change; never tuned on). Floors: the measured figures, rounded down.
-@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.91), (HELD_OUT, 0.89)])
+# Measured (README of the corpus), on 9a85b9c with the session-6 blind batch added: dev 345/378 (91.3%); held-out
+# 404/493 (81.9%): the URL third 92/94, the batch gathered before the catalogue changes 77/80, the batch gathered
+# after them 28/33, the blind session-5 batch 96/115 (88/115 when it was committed), the blind session-6 batch
+# `issue-18-session6-blind` 111/171 (64.9%, when it was committed, before any change; never tuned on). Floors: the
+# measured figures, rounded down.
+@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.91), (HELD_OUT, 0.81)])
 def test_accuracy(part: str, floor: float) -> None:
     result = score(parts(RECORDS)[part])
     print(f"\nexplain corpus, {part}: {result}")
