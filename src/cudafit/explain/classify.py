@@ -17,11 +17,14 @@ from typing import cast
 
 from cudafit.explain.catalogue import (
     CATEGORIES,
+    CUDART,
+    CUDRV,
     DRIVER_JIT,
     FA3_API,
     FA3_BUILD,
     FLASHMLA_BUILD,
     MIN_SCORE,
+    TORCH_SER,
     UNKNOWN,
     Category,
     project_of,
@@ -320,6 +323,66 @@ def _unrelated_error_over_a_mixed_host(s: _Scoring) -> None:
         del s.scores["mixed-gpu"]
 
 
+# A torch that cannot use CUDA at all: its own error, collect_env's "None", or a "+cpu" version.
+CPU_ONLY_TORCH = (
+    r"Torch not compiled with CUDA enabled|CUDA used to build PyTorch: None\b|torch\.version\.cuda\s*(?:is|==)\s*None|"
+    r"\b\d+\.\d+(?:\.\d+)?\+cpu\b"
+)
+
+
+def _cpu_build_loading_cuda_data(s: _Scoring) -> None:
+    """torch.load's "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False"
+    (torch/serialization.py, validate_cuda_device) says only that this process has no CUDA: on a machine without a
+    GPU, or with CUDA_VISIBLE_DEVICES hiding it, the data must be mapped (map_location, device-mismatch, what the
+    message itself advises); with a CPU-only torch in the same log the build is the cause (wrong-framework-build)."""
+    if "device-mismatch" not in s.scores or TORCH_SER not in s.matches["device-mismatch"].sources:
+        return
+    if re.search(CPU_ONLY_TORCH, s.body):
+        _move(s, "device-mismatch", "wrong-framework-build")
+
+
+# CuPy (or an NVRTC program) compiling at run time: the module it loads is its own NVRTC's output.  CuPy's own
+# modules, classes and version, not a package list naming cupy-cuda12x beside another library's failure.
+RUNTIME_COMPILED = (
+    r"cupy_backends|\bcupy\.(?:cuda|_core)\b|cupy/_core|\bCUDADriverError\b|\bRaw(?:Kernel|Module)\b|\bCuPy v?\d|"
+    r"nvrtcCompileProgram|NVRTC_ERROR_\w+"
+)
+
+
+def _runtime_compiled_module_rejected(s: _Scoring) -> None:
+    """A driver refusing a module CuPy just compiled (CUDA_ERROR_NO_BINARY_FOR_GPU, "device kernel image is invalid"):
+    CuPy builds each kernel with NVRTC for min(the GPU's compute capability, the newest arch its NVRTC accepts)
+    (cupy/cuda/compiler.py, _get_arch), so the code is missing for this GPU because the NVRTC is older than the GPU,
+    not because a package left the arch out (CuPy on sm_120 with an NVRTC before 12.8)."""
+    if "no-kernel-image" not in s.scores or not set(s.matches["no-kernel-image"].sources) <= {CUDART, CUDRV}:
+        return
+    if re.search(RUNTIME_COMPILED, s.body):
+        _move(s, "no-kernel-image", "jit-toolchain-too-old")
+
+
+# "device kernel image is invalid" is CUDA_ERROR_INVALID_IMAGE (200; 300, CUDA_ERROR_INVALID_SOURCE, prints the same
+# string): "the device kernel image is invalid. This can also indicate an invalid CUDA module" (cuda.h), an image
+# the driver cannot read, unlike a fatbin without code for the GPU (209, no kernel image).
+INVALID_IMAGE = r"device kernel image is invalid|cudaErrorInvalidKernelImage|CUDA_ERROR_INVALID_(?:IMAGE|SOURCE)"
+_DRIVER_VERSION = re.compile(r"\bDriver(?: Version)?\s*[:=]?\s*(\d{3})\.\d+", re.I)
+# Compressed fatbins need driver 550.54.14+ for CUDA 12 builds and 580+ for CUDA 13 (rapids-cmake's fatbin compression
+# levels, https://docs.rapids.ai/api/rapids-cmake/stable/command/rapids_cuda_enable_fatbin_compression; ollama raised
+# its minimum driver to 550 for its compressed CUDA libraries, ollama/ollama#12258).
+COMPRESSED_FATBIN_MIN_DRIVER = 550
+
+
+def _image_the_driver_cannot_load(s: _Scoring) -> None:
+    """An invalid image with a driver below what compressed fatbins need: the driver is too old to read the image."""
+    if "no-kernel-image" not in s.scores or s.matches["no-kernel-image"].strongest >= 3:
+        return
+    if not re.search(INVALID_IMAGE, s.body):
+        return
+    version = s.facts.get("driver_version")
+    m = re.match(r"(\d{3})\.", version) if version else _DRIVER_VERSION.search(s.body)
+    if m and int(m.group(1)) < COMPRESSED_FATBIN_MIN_DRIVER:
+        _move(s, "no-kernel-image", "driver-too-old")
+
+
 # The precedence rules, applied in this order after the patterns' weights are summed: each picks the root
 # cause where several categories match one log.
 _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
@@ -332,6 +395,9 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _mixed_host,
     _built_for_another_gpu,
     _unrelated_error_over_a_mixed_host,
+    _cpu_build_loading_cuda_data,
+    _runtime_compiled_module_rejected,
+    _image_the_driver_cannot_load,
 )
 
 
