@@ -256,3 +256,17 @@ def test_ollamas_device_lines_list_the_host() -> None:
     assert extract_facts(newer)["gpus"] == [{"name": "NVIDIA GeForce RTX 5070 Ti", "compute_capability": "12.0"}]
     failure = "CUDA error: no kernel image is available for execution on the device\n  current device: 1"
     assert classify(OLLAMA_DEVICES + failure)[0].category == "mixed-gpu"
+
+
+def test_ptx_for_a_higher_arch_than_the_gpu_has_no_code_for_it() -> None:
+    """ptxas' own line (CUDA 13.0's ptxas on PTX whose .target is sm_86, assembled for its default sm_75)."""
+    line = "ptxas fatal   : SM version specified by .target is higher than default SM version assumed"
+    assert classify(line)[0].category == "no-kernel-image"
+
+
+def test_an_engine_that_fails_to_deserialize_on_another_gpu_was_built_for_the_first() -> None:
+    assert classify("TensorRT: the engine fails to deserialize on a different GPU (built on an A10)")[0].category == (
+        "mixed-gpu"
+    )
+    # without another GPU or machine, a deserialization failure says nothing of the host
+    assert classify("ERROR: engine.cpp (1407) - Serialization Error in deserialize")[0].category != "mixed-gpu"

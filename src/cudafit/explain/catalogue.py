@@ -268,6 +268,10 @@ CATEGORIES: tuple[Category, ...] = (
             # Rust bindings print CUDA_ERROR_NO_BINARY_FOR_GPU as their enum's variant: "Cuda(NoBinaryForGpu)" (cust's
             # CudaError, as rustacuda's; HIP's "hipErrorNoBinaryForGpu" is another vendor and does not match).
             _p(r"\bNoBinaryForGpu\b", 3, RUST_CUST),
+            # ptxas (CUDA 13.0's, run here on PTX whose .target is above -arch or its default) -- and the driver's JIT,
+            # which compiles for the GPU: PTX made for a higher arch than the GPU has no code it can run (PG: PTX runs
+            # on an equal or higher compute capability only).
+            _p(r"SM version specified by \.target is higher than default SM version assumed", 2.5, NVCC),
             _p(r"\berror(?: code)?[ :=]*209\b", 2, CUDART),
             # cudaErrorInvalidDeviceFunction (98; 8 before CUDA 10.1): "the requested device function does not exist
             # or is not compiled for the proper device architecture" (CUDA Runtime API, cudaError) -- code missing
@@ -567,6 +571,13 @@ CATEGORIES: tuple[Category, ...] = (
             # TensorRT's warning when a plan built on one GPU model is deserialized on another (NVIDIA's TensorRT
             # maintainers: build the engine on the hardware that runs it, or with hardware compatibility).
             _p(r"Using an engine plan file across different models of devices is not recommended", 2.5, TRT_HW_COMPAT),
+            # a serialized engine failing to deserialize once carried to another GPU or machine: the same device check
+            _p(
+                r"(?:engine|plan)\b[^\n]{0,60}?\bdeserializ\w*[^\n]{0,80}?\b(?:on|to|in)\s+(?:an?\s+|the\s+)?"
+                r"(?:other|another|different)\s+(?:gpu|device|card|machine|host)s?\b",
+                3,
+                TRT_HW_COMPAT,
+            ),
             _p(
                 r"executable is built for device \S+ of type \"[^\"\n]+\"; cannot run it on device",
                 4,
