@@ -270,3 +270,14 @@ def test_an_engine_that_fails_to_deserialize_on_another_gpu_was_built_for_the_fi
     )
     # without another GPU or machine, a deserialization failure says nothing of the host
     assert classify("ERROR: engine.cpp (1407) - Serialization Error in deserialize")[0].category != "mixed-gpu"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[Bug]: the fused MoE kernel crashes with 'no kernel image is available' on a Tesla P4",
+        "the 0.9 wheel has no SM75 kernel image for awq_gemm",
+    ],
+)
+def test_the_cuda_strings_head_quoted_in_a_title_is_missing_code(text: str) -> None:
+    assert classify(text)[0].category == "no-kernel-image"
