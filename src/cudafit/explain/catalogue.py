@@ -264,8 +264,8 @@ CATEGORIES: tuple[Category, ...] = (
         "no kernel image for this GPU",
         (
             _p(r"no kernel image is available for execution on the device", 3, CUDART),
-            # the same string's head, as titles and prose quote it ("crashes with 'no kernel image is available'", "has no
-            # SM70 kernel image in the official wheel"); the whole string counts once, above
+            # the same string's head, as titles and prose quote it ("crashes with 'no kernel image is available'",
+            # "has no SM70 kernel image in the official wheel"); the whole string counts once, above
             _p(r"\bno\s+(?:sm_?\d{2,3}[af]?\s+)?kernel\s+image\b(?!\s+is\s+available\s+for\s+exec)", 2, CUDART),
             _p(r"cudaErrorNoKernelImageForDevice|CUDA_ERROR_NO_BINARY_FOR_GPU", 3, CUDRV),
             # Rust bindings print CUDA_ERROR_NO_BINARY_FOR_GPU as their enum's variant: "Cuda(NoBinaryForGpu)" (cust's
