@@ -244,6 +244,20 @@ XFORMERS_CUTLASS = "facebookresearch/xformers:xformers/ops/fmha/cutlass.py"
 # loads them with CUDA_REPORT_IF_ERROR(cuModuleLoadData(&module, data)), printing "'%s' failed with '%s'": the
 # driver JIT-compiling that PTX on a GPU the build has no cubin for.
 TF_KERNEL_GEN = "tensorflow/tensorflow:tensorflow/compiler/mlir/tools/kernel_gen/tf_gpu_runtime_wrappers.cc"
+# torch.autocast on CUDA with dtype=torch.bfloat16 where torch.cuda.is_bf16_supported() is False (below 8.0):
+# "Current CUDA Device does not support bfloat16. Please switch dtype to float16."
+TORCH_AUTOCAST = "pytorch/pytorch:torch/amp/autocast_mode.py"
+# torch before 1.6 checked each argument's device in checked_dense_tensor_unwrap: "Expected object of device type cuda
+# but got device type cpu for argument #2 'mat2' in call to _th_mm" (before 1.2: "Expected object of backend CUDA but
+# got backend CPU for argument #2 ...").
+TORCH_UTILS_H = "pytorch/pytorch:aten/src/ATen/Utils.h"
+# PyTorch's extension tutorial defines CHECK_CUDA(x) TORCH_CHECK(x.device().is_cuda(), #x " must be a CUDA tensor"),
+# the macro most CUDA extensions copy: a CPU tensor passed to a CUDA-only op.
+EXTENSION_CPP = "pytorch/extension-cpp:cuda/lltm_cuda.cpp"
+# nvidia-container-cli refuses to start an image whose NVIDIA_REQUIRE_CUDA the host driver does not meet:
+# "requirement error: unsatisfied condition: cuda>=12.9, please update your driver to a newer version, or use an earlier
+# cuda container".
+NVIDIA_CONTAINER_CLI = "NVIDIA/libnvidia-container:src/cli/dsl.c"
 
 # The root of PyTorch's per-CUDA indexes (``{PYTORCH_INDEX}cu126``), read from the ecosystem table, the one place
 # for index URLs: the causes and fixes below are built at import, so the table is read once here.
@@ -546,6 +560,10 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"\bArch unsupported for CUTLASS\b", 3, TRTLLM_CUTLASS),
             _p(r"No variants in groups [^\n]{0,200}? support SM\d+|variant\(s\) not supported on SM\d+", 3, TRT_EDGE_CUTEDSL),
             _p(r"\bcutlass_scaled_mm_sm(?:75|80)_epilogue\b", 2.5, VLLM_C2X),
+            _p(r"\bCUDA Device does not support bfloat16\b", 3, TORCH_AUTOCAST),
+            # flash-attn's backward for the largest head dims checks is_sm80 || is_sm90 (shared memory): "FlashAttention
+            # backward for head dim > 192 requires A100/A800 or H100/H800"
+            _p(r"\brequires A100/A800 or H100/H800\b", 3, FLASH_ATTN),
         ),
         "the library checked the GPU's capability itself; such guards are sometimes wrong (FlashInfer's "
         "'requires sm75+', for one, tested the arch flags it was compiled with, not the device it runs on)",
@@ -689,6 +707,12 @@ CATEGORIES: tuple[Category, ...] = (
             # ollama's cudart probe: cudaSetDevice returned cudaErrorInsufficientDriver (35): "your nvidia driver is
             # too old or missing, please upgrade to run ollama" (later: ".  If you have a CUDA GPU please upgrade ...")
             _p(r"your nvidia driver is too old or missing", 4, OLLAMA_CUDART),
+            _p(
+                r"unsatisfied condition: cuda\s*>=?\s*\d+(?:\.\d+)*|please update your driver to a newer version, or use an "
+                r"earlier cuda container",
+                4,
+                NVIDIA_CONTAINER_CLI,
+            ),
             # Paddle compares the CUDA its build used with the one the driver supports (gpu_resources.cc): "The
             # installed Paddle is compiled with CUDA 12.6, but CUDA runtime version in your machine is 12.2, which may
             # cause serious incompatible bug."
@@ -745,6 +769,8 @@ CATEGORIES: tuple[Category, ...] = (
             # SageAttention's assert q.is_cuda, "Input tensors must be on cuda." (extensions' TORCH_CHECK(x.is_cuda(),
             # "Input tensors must be on CUDA") alike): a CPU tensor reached a CUDA-only kernel.
             _p(r"\bInput tensors? must be on (?:the )?(?:cuda|gpu)\b", 3, SAGEATTN),
+            _p(r"\b\w+ must be a CUDA tensor\b", 3, EXTENSION_CPP),
+            _p(r"Expected object of (?:device type|backend) \w+ but got (?:device type|backend) \w+", 4, TORCH_UTILS_H),
             _p(r"Received incompatible devices for \w+ computation", 4, JAX_STAGES),
             _p(r"primitive arguments must be colocated on the same device", 4, JAX_XLA),
             _p(r"AOTIModelContainerRunner(Cpu|Cuda)|AOTInductor|\bAOTI\b|\.pt2\b", 1, TORCH_AOTI),
