@@ -228,7 +228,9 @@ TRITON_CORE = "triton-lang/triton:python/triton/language/core.py"
 # TensorRT-LLM's CUTLASS runners dispatch on the SM they were given and throw for any other: "[TensorRT-LLM Error]
 # [CutlassFp8RowwiseGemmRunner][GEMM Dispatch] Arch unsupported for CUTLASS Fp8 Rowwise GEMM" (int8, mixed-type, FP4,
 # fused gated GEMM runners alike).
-TRTLLM_CUTLASS = "NVIDIA/TensorRT-LLM:cpp/tensorrt_llm/kernels/cutlass_kernels/fp8_rowwise_gemm/fp8_rowwise_gemm_template.h"
+TRTLLM_CUTLASS = (
+    "NVIDIA/TensorRT-LLM:cpp/tensorrt_llm/kernels/cutlass_kernels/fp8_rowwise_gemm/fp8_rowwise_gemm_template.h"
+)
 # TensorRT-Edge-LLM's kernel build filters its variants by their supported_sms: "No variants in groups {tokens} support
 # SM{sm}." (and the note "Skipping N variant(s) not supported on SM{sm}").
 TRT_EDGE_CUTEDSL = "NVIDIA/TensorRT-Edge-LLM:kernelSrcs/build_cutedsl.py"
@@ -558,7 +560,11 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"\bonly supported on SM\s?\d{2,3}(?![\dAaFf])", 3, FLASHINFER_GEMM),
             _p(r"\btype fp8\w* not supported in this architecture", 3, TRITON_CORE),
             _p(r"\bArch unsupported for CUTLASS\b", 3, TRTLLM_CUTLASS),
-            _p(r"No variants in groups [^\n]{0,200}? support SM\d+|variant\(s\) not supported on SM\d+", 3, TRT_EDGE_CUTEDSL),
+            _p(
+                r"No variants in groups [^\n]{0,200}? support SM\d+|variant\(s\) not supported on SM\d+",
+                3,
+                TRT_EDGE_CUTEDSL,
+            ),
             _p(r"\bcutlass_scaled_mm_sm(?:75|80)_epilogue\b", 2.5, VLLM_C2X),
             _p(r"\bCUDA Device does not support bfloat16\b", 3, TORCH_AUTOCAST),
             # flash-attn's backward for the largest head dims checks is_sm80 || is_sm90 (shared memory): "FlashAttention
@@ -629,7 +635,7 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"nvcc fatal\s*:?\s*Unsupported gpu architecture '?(compute|sm)_\d+[af]?", 4, NVCC),
             # the same diagnostic quoted without nvcc's "nvcc fatal :" prefix (CMake, ninja, an issue title)
             _p(r"Unsupported gpu architecture '(?:compute|sm)_\d+[af]?'", 3, NVCC),
-            # its head alone, as an issue title quotes it ("RTX 3090 Unsupported gpu architecture"): weak, at the minimum
+            # its head alone, as an issue title quotes it ("RTX 3090 Unsupported gpu architecture"): weak, the minimum
             _p(r"\bUnsupported gpu architecture\b", 1.5, NVCC),
             # nvcc (and cuobjdump) name the option an unknown arch was given to: "nvcc fatal : Value 'sm_200' is not
             # defined for option 'gpu-code'" (nvcc 13.0, run here), 'gpu-architecture' in earlier releases.
@@ -708,8 +714,8 @@ CATEGORIES: tuple[Category, ...] = (
             # too old or missing, please upgrade to run ollama" (later: ".  If you have a CUDA GPU please upgrade ...")
             _p(r"your nvidia driver is too old or missing", 4, OLLAMA_CUDART),
             _p(
-                r"unsatisfied condition: cuda\s*>=?\s*\d+(?:\.\d+)*|please update your driver to a newer version, or use an "
-                r"earlier cuda container",
+                r"unsatisfied condition: cuda\s*>=?\s*\d+(?:\.\d+)*|"
+                r"please update your driver to a newer version, or use an earlier cuda container",
                 4,
                 NVIDIA_CONTAINER_CLI,
             ),

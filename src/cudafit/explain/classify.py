@@ -300,8 +300,9 @@ def _runtime_compiled_module_rejected(s: _Scoring) -> None:
 # the driver cannot read, unlike a fatbin without code for the GPU (209, no kernel image).
 INVALID_IMAGE = r"device kernel image is invalid|cudaErrorInvalidKernelImage|CUDA_ERROR_INVALID_(?:IMAGE|SOURCE)"
 # The driver's version as reports write it: "Driver Version: 535.104", issue templates' "**NVIDIA Driver Version**:
-# 516.94", and a label before the number ("Driver Version: device A: 536.23"), the first one counting.
-_DRIVER_VERSION = re.compile(r"\bDriver(?: Version)?[*_`\s]*[:=]?[^\n\d]{0,24}?(\d{3})\.\d+", re.I)
+# 516.94", and a label before the number ("Driver Version: device A: 536.23", "host 1: 525.60"), the first one
+# counting.
+_DRIVER_VERSION = re.compile(r"\bDriver(?: Version)?[*_`\s]*[:=]?[^\n]{0,24}?\b(\d{3})\.\d+", re.I)
 # Compressed fatbins need driver 550.54.14+ for CUDA 12 builds and 580+ for CUDA 13 (rapids-cmake's fatbin compression
 # levels, https://docs.rapids.ai/api/rapids-cmake/stable/command/rapids_cuda_enable_fatbin_compression; ollama raised
 # its minimum driver to 550 for its compressed CUDA libraries, ollama/ollama#12258).
