@@ -133,8 +133,7 @@ def test_learned_families(text: str, want: str) -> None:
         ("RuntimeError: Dense decode MLA is only supported on SM90a architecture", "arch-specific-mismatch"),
         # an invalid image with a driver new enough for compressed fatbins stays a missing image
         (
-            "CUDA_ERROR_INVALID_IMAGE(200): device kernel image is invalid\n"
-            "**NVIDIA Driver Version**: 575.51",
+            "CUDA_ERROR_INVALID_IMAGE(200): device kernel image is invalid\n**NVIDIA Driver Version**: 575.51",
             "no-kernel-image",
         ),
         # the nvcc diagnostic with its arch keeps its strong pattern
