@@ -114,6 +114,19 @@ def top(text: str) -> str:
             "or use an earlier cuda container: unknown.",
             "driver-too-old",
         ),
+        # transformers' TrainingArguments (bf16=True below Ampere)
+        (
+            "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
+            "capability-guard",
+        ),
+        # cupy/_core/_kernel.pyx, _check_array_device_id
+        (
+            "ValueError: Array device must be same as the current device: array device = 2 while current = 0",
+            "device-mismatch",
+        ),
+        # cudaErrorUnsupportedPtxVersion's string and torch's driver check as titles shorten them
+        ("[Bug] Triton kernels fail: PTX compiled with unsupported toolchain on driver 535", "ptx-too-new-for-driver"),
+        ("Ollama fails to start on Tesla P40: NVIDIA driver too old", "driver-too-old"),
         # an invalid image (CUDA_ERROR_INVALID_IMAGE) beside a driver line as issue templates write it
         (
             "[E] CUDA_ERROR_INVALID_IMAGE(200): device kernel image is invalid\n**NVIDIA Driver Version**: 470.82",

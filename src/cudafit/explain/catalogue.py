@@ -260,6 +260,12 @@ EXTENSION_CPP = "pytorch/extension-cpp:cuda/lltm_cuda.cpp"
 # "requirement error: unsatisfied condition: cuda>=12.9, please update your driver to a newer version, or use an earlier
 # cuda container".
 NVIDIA_CONTAINER_CLI = "NVIDIA/libnvidia-container:src/cli/dsl.c"
+# transformers' TrainingArguments with bf16=True where is_torch_bf16_gpu_available() is False: "Your setup doesn't
+# support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0".
+HF_TRAINING_ARGS = "huggingface/transformers:src/transformers/training_args.py"
+# CuPy's kernels check each array's device (_check_array_device_id): "Array device must be same as the current device:
+# array device = 0 while current = 1".
+CUPY_KERNEL = "cupy/cupy:cupy/_core/_kernel.pyx"
 
 # The root of PyTorch's per-CUDA indexes (``{PYTORCH_INDEX}cu126``), read from the ecosystem table, the one place
 # for index URLs: the causes and fixes below are built at import, so the table is read once here.
@@ -570,6 +576,7 @@ CATEGORIES: tuple[Category, ...] = (
             # flash-attn's backward for the largest head dims checks is_sm80 || is_sm90 (shared memory): "FlashAttention
             # backward for head dim > 192 requires A100/A800 or H100/H800"
             _p(r"\brequires A100/A800 or H100/H800\b", 3, FLASH_ATTN),
+            _p(r"\bYour setup doesn'?t support bf16/gpu\b", 2.5, HF_TRAINING_ARGS),
         ),
         "the library checked the GPU's capability itself; such guards are sometimes wrong (FlashInfer's "
         "'requires sm75+', for one, tested the arch flags it was compiled with, not the device it runs on)",
@@ -608,6 +615,8 @@ CATEGORIES: tuple[Category, ...] = (
         "PTX newer than the driver's JIT",
         (
             _p(r"(?:the )?provided PTX was compiled with an unsupported toolchain", 4, CUDART),
+            # the same string as titles and prose shorten it ("PTX compiled with unsupported toolchain")
+            _p(r"\bPTX (?:was |is )?compiled with (?:an )?unsupported toolchain", 3, CUDART),
             _p(r"cudaErrorUnsupportedPtxVersion|CUDA_ERROR_UNSUPPORTED_PTX_VERSION", 4, CUDRV),
             _p(r"\berror(?: code)?[ :=]*222\b", 2, CUDART),
             _p(r"a PTX JIT compilation failed|cudaErrorInvalidPtx|CUDA_ERROR_INVALID_PTX", 1, CUDRV),
@@ -700,6 +709,8 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"cudaErrorInsufficientDriver|\berror(?: code)?[ :=]*35\b", 2, CUDART),
             _p(r"CUDA failed with error CUDA driver version is insufficient", 0.5, CT2_CUDA),
             _p(r"The NVIDIA driver on your system is too old", 4, TORCH_C10),
+            # the same check as titles and prose shorten it ("NVIDIA driver too old", "driver version is too old")
+            _p(r"\bdriver (?:on your system |version )?(?:is |was )?too old\b", 2, TORCH_C10),
             _p(r"API call is not supported in the installed CUDA driver|cudaErrorCallRequiresNewerDriver", 3, CUDART),
             # 804: the forward-compatibility package (cuda-compat) used on a GPU it does not support (GeForce):
             # the container's CUDA needs a newer driver than the host has.
@@ -776,6 +787,7 @@ CATEGORIES: tuple[Category, ...] = (
             # "Input tensors must be on CUDA") alike): a CPU tensor reached a CUDA-only kernel.
             _p(r"\bInput tensors? must be on (?:the )?(?:cuda|gpu)\b", 3, SAGEATTN),
             _p(r"\b\w+ must be a CUDA tensor\b", 3, EXTENSION_CPP),
+            _p(r"Array device must be same as the current device", 4, CUPY_KERNEL),
             _p(r"Expected object of (?:device type|backend) \w+ but got (?:device type|backend) \w+", 4, TORCH_UTILS_H),
             _p(r"Received incompatible devices for \w+ computation", 4, JAX_STAGES),
             _p(r"primitive arguments must be colocated on the same device", 4, JAX_XLA),
@@ -1069,6 +1081,11 @@ SOURCE_PROJECTS: dict[str, str] = {
     "hashcat/hashcat": "hashcat",
     "NVIDIA/apex": "apex",
     "pytorch/vision": "torchvision",
+    "NVIDIA/TensorRT-LLM": "tensorrt-llm",
+    "NVIDIA/TensorRT-Edge-LLM": "tensorrt-edge-llm",
+    "pytorch/extension-cpp": "torch-extension",
+    "NVIDIA/libnvidia-container": "nvidia-container-toolkit",
+    "huggingface/transformers": "transformers",
 }
 
 
