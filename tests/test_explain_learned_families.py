@@ -33,6 +33,7 @@ def top(text: str) -> str:
             "ValueError: group_gemm_fp8_nt_groupwise is only supported on SM100, SM103 in cutlass backend.",
             "capability-guard",
         ),
+        ("RuntimeError: FP8 block-scale MoE is only supported on sm_100 and sm_103", "capability-guard"),
         # triton/language/core.py, dtype.to_ir
         (
             "triton.compiler.errors.CompilationError: at 12:8:\n"

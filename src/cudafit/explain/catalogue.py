@@ -563,7 +563,7 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"Unsupported CUDA architecture:?\s*['\"]?sm_?\d{2,3}", 3, SAGEATTN),
             _p(r"\bdoes not support compute capability \d", 3, FLASHINFER_UTILS),
             # "... is only supported on SM100, SM103 in trtllm backend" (plain SMs; FlashMLA's "SM90a" is an a target)
-            _p(r"\bonly supported on SM\s?\d{2,3}(?![\dAaFf])", 3, FLASHINFER_GEMM),
+            _p(r"\bonly supported on SM_?\s?\d{2,3}(?![\dAaFf])", 3, FLASHINFER_GEMM),
             _p(r"\btype fp8\w* not supported in this architecture", 3, TRITON_CORE),
             _p(r"\bArch unsupported for CUTLASS\b", 3, TRTLLM_CUTLASS),
             _p(
