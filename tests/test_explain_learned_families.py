@@ -120,6 +120,13 @@ def top(text: str) -> str:
             "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
             "capability-guard",
         ),
+        # bitsandbytes csrc/ops.cu (the NO_CUBLASLT build)
+        (
+            "=============================================\nERROR: Your GPU does not support Int8 Matmul!\n"
+            "=============================================\npython: /mmfs1/bitsandbytes/csrc/ops.cu:408: "
+            "int igemmlt(...): Assertion `false' failed.",
+            "capability-guard",
+        ),
         # cupy/_core/_kernel.pyx, _check_array_device_id
         (
             "ValueError: Array device must be same as the current device: array device = 2 while current = 0",

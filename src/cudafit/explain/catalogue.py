@@ -266,6 +266,9 @@ HF_TRAINING_ARGS = "huggingface/transformers:src/transformers/training_args.py"
 # CuPy's kernels check each array's device (_check_array_device_id): "Array device must be same as the current device:
 # array device = 0 while current = 1".
 CUPY_KERNEL = "cupy/cupy:cupy/_core/_kernel.pyx"
+# bitsandbytes' library built without cuBLASLt (NO_CUBLASLT, the one its loader picks below compute capability 7.5)
+# refuses int8 matmul: "ERROR: Your GPU does not support Int8 Matmul!".
+BNB_OPS = "bitsandbytes-foundation/bitsandbytes:csrc/ops.cu"
 
 # The root of PyTorch's per-CUDA indexes (``{PYTORCH_INDEX}cu126``), read from the ecosystem table, the one place
 # for index URLs: the causes and fixes below are built at import, so the table is read once here.
@@ -577,6 +580,7 @@ CATEGORIES: tuple[Category, ...] = (
             # backward for head dim > 192 requires A100/A800 or H100/H800"
             _p(r"\brequires A100/A800 or H100/H800\b", 3, FLASH_ATTN),
             _p(r"\bYour setup doesn'?t support bf16/gpu\b", 2.5, HF_TRAINING_ARGS),
+            _p(r"\bYour GPU does not support Int8 Matmul\b", 3, BNB_OPS),
         ),
         "the library checked the GPU's capability itself; such guards are sometimes wrong (FlashInfer's "
         "'requires sm75+', for one, tested the arch flags it was compiled with, not the device it runs on)",
