@@ -202,6 +202,13 @@ XLA_CUDART_STUB = "openxla/xla:xla/tsl/cuda/cudart_stub.cc"
 # JAX before jit's sharding rewrite: "primitive arguments must be colocated on the same device, got CpuDevice(0),
 # GpuDevice(0)" (xla_primitive_callable).
 JAX_XLA = "jax-ml/jax:jax/interpreters/xla.py"
+# Ollama's device discovery drops a CUDA GPU whose compute capability its bundled llama-server was not built for
+# (slog: "skipping CUDA device — compute capability not in compiled architectures" device=... cc=860 archs="[...]").
+OLLAMA_DISCOVER = "ollama/ollama:discover/llama_server.go"
+# XLA's LocalExecutable refuses to run an executable compiled for one device on a device whose description differs
+# (JAX's and TensorFlow's compilation caches keyed without the GPU model): InvalidArgument "executable is built for
+# device CUDA:0 of type "GeForce RTX 2080 Ti"; cannot run it on device CUDA:1 of type "Tesla P100-PCIE-16GB"".
+XLA_LOCAL_CLIENT = "openxla/xla:xla/client/local_client.cc"
 # Windows' LoadLibrary: ERROR_PROC_NOT_FOUND (127), "The specified procedure could not be found.": the DLL imports a
 # function its dependency does not export -- for an extension built against torch, the loader's undefined symbol.
 WIN_ERRORS = "https://learn.microsoft.com/en-us/windows/win32/debug/system-error-codes--0-499-"
@@ -333,6 +340,7 @@ CATEGORIES: tuple[Category, ...] = (
             ),
             # spconv: "[WARNING]your gpu arch (8, 6) isn't compiled in prebuilt, may cause invalid device function."
             _p(r"your gpu arch \(\d+, \d+\) isn't compiled in prebuilt", 3, SPCONV),
+            _p(r"compute capability not in compiled architectures", 3, OLLAMA_DISCOVER),
             # vLLM's CUTLASS 2.x kernels (plain sm75/sm80/sm89) missing from the build for the GPU below 9.0.
             _p(
                 r"No compiled cutlass_scaled_mm for a compute capability less than CUDA device capability: [1-8]\d\b",
@@ -605,6 +613,11 @@ CATEGORIES: tuple[Category, ...] = (
             ),
             # A TensorRT engine is specific to the GPU model it was built on.
             _p(r"engine plan file is generated on an incompatible device", 3.5, TRT),
+            _p(
+                r"executable is built for device \S+ of type \"[^\"\n]+\"; cannot run it on device",
+                4,
+                XLA_LOCAL_CLIENT,
+            ),
         ),
         "code built for one card runs on another of a different compute capability, or device numbers differ "
         "between nvidia-smi (PCI order) and CUDA (fastest first)",
