@@ -15,6 +15,7 @@ from __future__ import annotations
 import pytest
 
 from cudafit.explain import classify
+from cudafit.explain.catalogue import CATEGORIES, CUT_SHORT_MESSAGES, CUT_SHORT_MIN, MessageHead
 
 
 def top(text: str) -> str:
@@ -175,4 +176,54 @@ def test_learned_families_keep_their_neighbours(text: str, want: str) -> None:
     ],
 )
 def test_learned_families_leave_unrelated_errors(text: str) -> None:
+    assert top(text) == "unknown"
+
+
+@pytest.mark.parametrize("head", CUT_SHORT_MESSAGES, ids=lambda h: h.message[:40])
+def test_every_message_head_is_a_cited_pattern_of_its_category(head: MessageHead) -> None:
+    """A head is a fixed run of a message the catalogue already matches, from the same emitter, not a new wording."""
+    cat = next(c for c in CATEGORIES if c.id == head.category)
+    assert any(p.regex.search(head.message) and p.source == head.source for p in cat.patterns)
+    assert len(head.message) > CUT_SHORT_MIN
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # texts that end inside an emitter's message, as search excerpts and pastes cut them
+        ("RuntimeError: CUDA error: no kernel image is avail...", "no-kernel-image"),
+        (
+            "torch.AcceleratorError: CUDA error: the provided PTX was compiled with an unsup\u2026",
+            "ptx-too-new-for-driver",
+        ),
+        ("ggml_cuda_init: failed to initialize CUDA: CUDA driver version is insuffi", "driver-too-old"),
+        ("cudaGetDeviceCount failed: forward compatibility was attempted on non", "driver-too-old"),
+        ("      nvcc fatal   : Unsupported gpu archi", "jit-toolchain-too-old"),
+        ("triton.runtime.errors.OutOfResources: out of resource: shared mem", "shared-memory-limit"),
+        ("RuntimeError: Expected all tensors to be on the same dev", "device-mismatch"),
+        ('  raise AssertionError("Torch not compiled with CUD', "wrong-framework-build"),
+        ("RuntimeError: FlashAttention only supports Ampere GPUs or", "capability-guard"),
+        # the cut line followed by the report's other lines (the GPU, the driver)
+        (
+            "CUDA error: the provided PTX was compiled with an unsupported tool\nGPU: NVIDIA GeForce RTX 3090\n"
+            "Driver Version: 470.82.01",
+            "ptx-too-new-for-driver",
+        ),
+    ],
+)
+def test_a_message_cut_short_at_the_end_names_its_category(text: str, want: str) -> None:
+    assert top(text) == want
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # too short a piece of a message, a piece inside a line, or a word that only starts like one
+        "RuntimeError: CUDA error: no kernel im",
+        "the no kernel image is avail check is flaky, see the log",
+        "Loading model weights: Expected all",
+        "the build log says: xno kernel image is available",
+    ],
+)
+def test_a_message_cut_short_needs_a_long_enough_head_at_a_line_end(text: str) -> None:
     assert top(text) == "unknown"

@@ -29,10 +29,13 @@ from cudafit.rules.ecosystem import load_ecosystem
 
 __all__ = [
     "CATEGORIES",
+    "CUT_SHORT_MESSAGES",
+    "CUT_SHORT_MIN",
     "DRIVER_JIT",
     "MIN_SCORE",
     "SOURCE_PROJECTS",
     "Category",
+    "MessageHead",
     "Pattern",
     "category",
     "iter_sources",
@@ -1062,6 +1065,55 @@ _CUDA_ERROR_PATTERNS: dict[str, tuple[Pattern, ...]] = {
     "ptx-too-new-for-driver": (_p(r"\bCUresult[ (=:.]*222\b", 2, CUDRV),),
 }
 CATEGORIES = tuple(replace(c, patterns=c.patterns + _CUDA_ERROR_PATTERNS.get(c.id, ())) for c in CATEGORIES)
+
+
+@dataclass(frozen=True)
+class MessageHead:
+    """A fixed run of an emitter's message (no placeholder inside), for texts that end inside it.
+
+    Search excerpts and pasted logs are cut at a length, not at a message's end ("no kernel image is availa"); the
+    beginning of a fixed run, at least :data:`CUT_SHORT_MIN` characters of it, at the very end of a text still names
+    the message (classify: ``_message_cut_short``).  Each run is matched whole by a pattern of its category, whose
+    source it repeats (tests/test_explain_learned_families.py checks both).
+    """
+
+    category: str
+    message: str
+    source: str
+
+
+CUT_SHORT_MIN = 16
+CUT_SHORT_MESSAGES: tuple[MessageHead, ...] = (
+    MessageHead("no-kernel-image", "no kernel image is available for execution on the device", CUDART),
+    MessageHead("ptx-too-new-for-driver", "the provided PTX was compiled with an unsupported toolchain", CUDART),
+    MessageHead("driver-too-old", "CUDA driver version is insufficient for CUDA runtime version", CUDART),
+    MessageHead("driver-too-old", "The NVIDIA driver on your system is too old", TORCH_C10),
+    MessageHead("driver-too-old", "forward compatibility was attempted on non supported HW", COMPAT),
+    MessageHead("wrong-framework-build", "Torch not compiled with CUDA enabled", TORCH_CUDA),
+    MessageHead("wrong-framework-build", "This CTranslate2 package was not compiled with CUDA support", CT2_DEVICES),
+    MessageHead(
+        "wrong-framework-build",
+        "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed",
+        JAX_BRIDGE,
+    ),
+    MessageHead(
+        "wrong-framework-build", "Cannot use GPU because you have installed CPU version PaddlePaddle", PADDLE_PLACE
+    ),
+    MessageHead("device-mismatch", "Expected all tensors to be on the same device", TORCH_ITER),
+    MessageHead("device-mismatch", "Attempting to deserialize object on a CUDA device", TORCH_SER),
+    MessageHead("jit-toolchain-too-old", "nvcc fatal : Unsupported gpu architecture", NVCC),
+    MessageHead("jit-toolchain-too-old", "nvrtc: error: invalid value for --gpu-architecture", NVRTC),
+    MessageHead("shared-memory-limit", "out of resource: shared memory", TRITON_ERRORS),
+    MessageHead("capability-guard", "FlashAttention only supports Ampere GPUs or newer", FLASH_ATTN),
+    MessageHead(
+        "ptx-jit-lower-arch", "ggml-cuda was compiled without support for the current GPU architecture", GGML_CUDA
+    ),
+    MessageHead(
+        "ptx-jit-lower-arch",
+        "TensorFlow was not built with CUDA kernel binaries compatible with compute capability",
+        TF_GPU,
+    ),
+)
 
 # owner/repo -> the project a message comes from, for fixes that name the right framework.
 SOURCE_PROJECTS: dict[str, str] = {

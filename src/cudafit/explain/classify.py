@@ -19,6 +19,8 @@ from cudafit.explain.catalogue import (
     CATEGORIES,
     CUDART,
     CUDRV,
+    CUT_SHORT_MESSAGES,
+    CUT_SHORT_MIN,
     DRIVER_JIT,
     FA3_API,
     FA3_BUILD,
@@ -321,6 +323,36 @@ def _image_the_driver_cannot_load(s: _Scoring) -> None:
         _move(s, "no-kernel-image", "driver-too-old")
 
 
+def _cut_short_regex(message: str) -> re.Pattern[str]:
+    """A line that ends inside ``message``: its first CUT_SHORT_MIN characters, then as many of the next ones as the
+    line has, then only what a cut leaves (an ellipsis, closing quotes or backticks, spaces).  Runs of spaces match
+    runs of spaces ("nvcc fatal   : ..."); the head must start a word."""
+    units = [r"[ \t]+" if ch == " " else re.escape(ch) for ch in message]
+    rest = ""
+    for unit in reversed(units[CUT_SHORT_MIN:]):
+        rest = f"(?:{unit}{rest})?"
+    head = "".join(units[:CUT_SHORT_MIN])
+    return re.compile(rf"(?<![A-Za-z0-9_]){head}{rest}[ \t.\u2026\"'`)\]]*$", re.I | re.M)
+
+
+_CUT_SHORT = tuple((head, _cut_short_regex(head.message)) for head in CUT_SHORT_MESSAGES)
+_CUT_SHORT_WEIGHT = 2.5
+
+
+def _message_cut_short(s: _Scoring) -> None:
+    """A line that ends inside an emitter's fixed message (a search excerpt or a paste cut at a length: "no kernel
+    image is availa", "nvcc fatal : Unsupported gpu ar", then maybe the GPU and driver lines of the same report) names
+    that message: its category scores as a clear pattern would, unless one of its patterns already matched
+    (catalogue.CUT_SHORT_MESSAGES).  Each head is one regular expression led by a fixed string: linear time."""
+    for head, rx in _CUT_SHORT:
+        if head.category in s.scores:
+            continue
+        m = rx.search(s.body)
+        if m:
+            start = s.body.rfind("\n", 0, m.start()) + 1
+            s.scores[head.category] = (_CUT_SHORT_WEIGHT, [s.body[start : m.end()].strip()[:300]])
+
+
 # The precedence rules, applied in this order after the patterns' weights are summed: each picks the root
 # cause where several categories match one log.
 _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
@@ -334,6 +366,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _cpu_build_loading_cuda_data,
     _runtime_compiled_module_rejected,
     _image_the_driver_cannot_load,
+    _message_cut_short,
 )
 
 
