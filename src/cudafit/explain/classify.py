@@ -350,7 +350,10 @@ def _message_cut_short(s: _Scoring) -> None:
         m = rx.search(s.body)
         if m:
             start = s.body.rfind("\n", 0, m.start()) + 1
-            s.scores[head.category] = (_CUT_SHORT_WEIGHT, [s.body[start : m.end()].strip()[:300]])
+            line = s.body[start : m.end()].strip()[:300]
+            s.scores[head.category] = (_CUT_SHORT_WEIGHT, [line])
+            # the rules read a scored category's match: it is this head's, with its emitter as the source
+            s.matches[head.category] = _Match(_CUT_SHORT_WEIGHT, (line,), _CUT_SHORT_WEIGHT, m.start(), (head.source,))
 
 
 # The precedence rules, applied in this order after the patterns' weights are summed: each picks the root
