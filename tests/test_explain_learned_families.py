@@ -203,6 +203,9 @@ def test_every_message_head_is_a_cited_pattern_of_its_category(head: MessageHead
         ("RuntimeError: Expected all tensors to be on the same dev", "device-mismatch"),
         ('  raise AssertionError("Torch not compiled with CUD', "wrong-framework-build"),
         ("RuntimeError: FlashAttention only supports Ampere GPUs or", "capability-guard"),
+        ("RuntimeError: Found no NVIDIA driver on your sys", "wrong-framework-build"),
+        ("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was bu", "extension-abi-mismatch"),
+        ("ptxas error   : Entry function '_Z6kernelPf' uses too much shar", "shared-memory-limit"),
         # the cut line followed by the report's other lines (the GPU, the driver)
         (
             "CUDA error: the provided PTX was compiled with an unsupported tool\nGPU: NVIDIA GeForce RTX 3090\n"

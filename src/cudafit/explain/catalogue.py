@@ -1100,6 +1100,24 @@ CUT_SHORT_MESSAGES: tuple[MessageHead, ...] = (
         "wrong-framework-build", "Cannot use GPU because you have installed CPU version PaddlePaddle", PADDLE_PLACE
     ),
     MessageHead("device-mismatch", "Expected all tensors to be on the same device", TORCH_ITER),
+    MessageHead("device-mismatch", "Input and parameter tensors are not at the same device", TORCH_RNN),
+    MessageHead("driver-too-old", "your nvidia driver is too old or missing", OLLAMA_CUDART),
+    MessageHead("wrong-framework-build", "Found no NVIDIA driver on your system", TORCH_C10),
+    MessageHead("wrong-framework-build", "PaddlePaddle is not compiled with CUDA", PADDLE_DEVICE),
+    MessageHead("wrong-framework-build", "The installed version of bitsandbytes was compiled without GPU support", BNB),
+    MessageHead(
+        "wrong-framework-build",
+        "Specified provider 'CUDAExecutionProvider' is not in available provider names",
+        ORT_PY,
+    ),
+    MessageHead("capability-guard", "which is too old to be supported by the triton GPU compiler", TORCH_INDUCTOR),
+    MessageHead("shared-memory-limit", "uses too much shared data", NVCC),
+    MessageHead(
+        "toolkit-mismatch", "Cuda extensions are being compiled with a version of Cuda that does not match", APEX_SETUP
+    ),
+    MessageHead(
+        "extension-abi-mismatch", "xFormers can't load C++/CUDA extensions. xFormers was built for", XFORMERS_CPP_LIB
+    ),
     MessageHead("device-mismatch", "Attempting to deserialize object on a CUDA device", TORCH_SER),
     MessageHead("jit-toolchain-too-old", "nvcc fatal : Unsupported gpu architecture", NVCC),
     MessageHead("jit-toolchain-too-old", "nvrtc: error: invalid value for --gpu-architecture", NVRTC),
