@@ -19,6 +19,8 @@ from cudafit.explain.catalogue import (
     CATEGORIES,
     CUDART,
     CUDRV,
+    CUT_SHORT_MESSAGES,
+    CUT_SHORT_MIN,
     DRIVER_JIT,
     FA3_API,
     FA3_BUILD,
@@ -364,7 +366,10 @@ def _runtime_compiled_module_rejected(s: _Scoring) -> None:
 # string): "the device kernel image is invalid. This can also indicate an invalid CUDA module" (cuda.h), an image
 # the driver cannot read, unlike a fatbin without code for the GPU (209, no kernel image).
 INVALID_IMAGE = r"device kernel image is invalid|cudaErrorInvalidKernelImage|CUDA_ERROR_INVALID_(?:IMAGE|SOURCE)"
-_DRIVER_VERSION = re.compile(r"\bDriver(?: Version)?\s*[:=]?\s*(\d{3})\.\d+", re.I)
+# The driver's version as reports write it: "Driver Version: 535.104", issue templates' "**NVIDIA Driver Version**:
+# 516.94", and a label before the number ("Driver Version: device A: 536.23", "host 1: 525.60"), the first one
+# counting.
+_DRIVER_VERSION = re.compile(r"\bDriver(?: Version)?[*_`\s]*[:=]?[^\n]{0,24}?\b(\d{3})\.\d+", re.I)
 # Compressed fatbins need driver 550.54.14+ for CUDA 12 builds and 580+ for CUDA 13 (rapids-cmake's fatbin compression
 # levels, https://docs.rapids.ai/api/rapids-cmake/stable/command/rapids_cuda_enable_fatbin_compression; ollama raised
 # its minimum driver to 550 for its compressed CUDA libraries, ollama/ollama#12258).
@@ -383,6 +388,39 @@ def _image_the_driver_cannot_load(s: _Scoring) -> None:
         _move(s, "no-kernel-image", "driver-too-old")
 
 
+def _cut_short_regex(message: str) -> re.Pattern[str]:
+    """A line that ends inside ``message``: its first CUT_SHORT_MIN characters, then as many of the next ones as the
+    line has, then only what a cut leaves (an ellipsis, closing quotes or backticks, spaces).  Runs of spaces match
+    runs of spaces ("nvcc fatal   : ..."); the head must start a word."""
+    units = [r"[ \t]+" if ch == " " else re.escape(ch) for ch in message]
+    rest = ""
+    for unit in reversed(units[CUT_SHORT_MIN:]):
+        rest = f"(?:{unit}{rest})?"
+    head = "".join(units[:CUT_SHORT_MIN])
+    return re.compile(rf"(?<![A-Za-z0-9_]){head}{rest}[ \t.\u2026\"'`)\]]*$", re.I | re.M)
+
+
+_CUT_SHORT = tuple((head, _cut_short_regex(head.message)) for head in CUT_SHORT_MESSAGES)
+_CUT_SHORT_WEIGHT = 2.5
+
+
+def _message_cut_short(s: _Scoring) -> None:
+    """A line that ends inside an emitter's fixed message (a search excerpt or a paste cut at a length: "no kernel
+    image is availa", "nvcc fatal : Unsupported gpu ar", then maybe the GPU and driver lines of the same report) names
+    that message: its category scores as a clear pattern would, unless one of its patterns already matched
+    (catalogue.CUT_SHORT_MESSAGES).  Each head is one regular expression led by a fixed string: linear time."""
+    for head, rx in _CUT_SHORT:
+        if head.category in s.scores:
+            continue
+        m = rx.search(s.body)
+        if m:
+            start = s.body.rfind("\n", 0, m.start()) + 1
+            line = s.body[start : m.end()].strip()[:300]
+            s.scores[head.category] = (_CUT_SHORT_WEIGHT, [line])
+            # the rules read a scored category's match: it is this head's, with its emitter as the source
+            s.matches[head.category] = _Match(_CUT_SHORT_WEIGHT, (line,), _CUT_SHORT_WEIGHT, m.start(), (head.source,))
+
+
 # The precedence rules, applied in this order after the patterns' weights are summed: each picks the root
 # cause where several categories match one log.
 _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
@@ -398,6 +436,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _cpu_build_loading_cuda_data,
     _runtime_compiled_module_rejected,
     _image_the_driver_cannot_load,
+    _message_cut_short,
 )
 
 
