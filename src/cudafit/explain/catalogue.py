@@ -157,6 +157,15 @@ FLASHMLA_API = "deepseek-ai/FlashMLA:csrc/api/dense_decode.h"
 FA3_API = "Dao-AILab/flash-attention:hopper/flash_api.cpp"
 VLLM_SCALED_MM = "vllm-project/vllm:csrc/quantization/cutlass_w8a8/scaled_mm_entry.cu"
 VLLM_NVFP4 = "vllm-project/vllm:csrc/quantization/fp4/nvfp4_scaled_mm_entry.cu"
+# CUTLASS's Status strings (cutlassGetStatusString): kErrorInternal is "Error Internal", what the device-level
+# adapters return when the kernel launch itself fails (gemm/device/gemm_universal_adapter.h: cudaGetLastError() !=
+# cudaSuccess), kErrorArchMismatch "Error Architecture Mismatch".  vLLM's and sglang's CUTLASS_CHECK raise the
+# string alone ("RuntimeError: Error Internal"), CUTLASS's examples print "Got cutlass error: Error Internal at: N".
+CUTLASS_STATUS = "NVIDIA/cutlass:include/cutlass/cutlass.h"
+VLLM_CUTLASS_CHECK = "vllm-project/vllm:csrc/cutlass_extensions/common.hpp"
+# TensorRT-LLM's trtllm-gen runners (and FlashInfer's copy) look their cubins up by a key that includes the SM:
+# TLLM_CHECK_WITH_INFO(findIter != mFunctions.end(), "Trtllm-gen kernels not found: " + info).
+TRTLLM_GEN = "NVIDIA/TensorRT-LLM:cpp/tensorrt_llm/kernels/trtllmGenKernels/fmha/fmhaKernels.h"
 # FlashMLA's setup.py builds -gencode arch=compute_90a,code=sm_90a and compute_100f,code=sm_100f only (earlier
 # releases and sgl-kernel's cmake/flashmla.cmake: sm_90a, sm_100a): no plain-arch code, no PTX.
 FLASHMLA_BUILD = "deepseek-ai/FlashMLA:setup.py"
@@ -353,11 +362,20 @@ CATEGORIES: tuple[Category, ...] = (
                 VLLM_SCALED_MM,
             ),
             _p(r"No compiled nvfp4 \w+ kernel for SM 1\d\d\b", 3, VLLM_NVFP4),
+            # trtllm-gen cubins exist per a/f target (Sm100a, Sm100f, Sm103a): a lookup that misses for the GPU's SM
+            # ("Trtllm-gen kernels not found: sm=103, headDimQk=192, ...") is a build without that target's cubins
+            # (the same message without sm= is printed for unsupported head sizes too, and is not matched).
+            _p(r"Trtllm-gen kernels not found: (?:[^\n]*?\b)?sm=\d{2,3}\b", 2.5, TRTLLM_GEN),
         ),
         "code compiled for an 'a' target runs only on exactly that compute capability, and 'f' code only on its "
-        "family (CUDA Programming Guide §5.1.2): a GPU outside it finds no usable code",
+        "family (CUDA Programming Guide §5.1.2): a GPU outside it finds no usable code, and instructions that only "
+        "a/f targets have (wgmma, tcgen05, block-scaled mma) exist on no other GPU",
         (
-            "use a build that also carries plain sm_XY or PTX code for this GPU (cudafit check 'PKG' --gpu NAME)",
+            'build for this GPU\'s own arch-specific target: TORCH_CUDA_ARCH_LIST="<cc>a" (e.g. "10.3a" for a '
+            'B300, "12.0a" for an RTX 50xx; nvcc -gencode arch=compute_<cc>a,code=sm_<cc>a), or its family target '
+            "<cc>f where the code allows; a plain sm_XY build does not enable these instructions",
+            "or use the library's kernels (release, backend or wheel) made for this GPU: cudafit check 'PKG' --gpu "
+            "NAME shows the a/f targets a package carries",
             "or run on the GPU the a/f code was built for",
         ),
     ),
@@ -856,6 +874,7 @@ SOURCE_PROJECTS: dict[str, str] = {
     "NVIDIA/TransformerEngine": "transformer-engine",
     "deepseek-ai/DeepGEMM": "deepgemm",
     "NVIDIA/cutlass": "cutlass",
+    "NVIDIA/TensorRT-LLM": "tensorrt-llm",
     "NVIDIA/cccl": "thrust",
     "deepseek-ai/FlashMLA": "flashmla",
     "llvm/llvm-project": "llvm",

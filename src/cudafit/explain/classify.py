@@ -15,14 +15,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
+from cudafit.explain.arch_features import (
+    GpuMention,
+    iter_arch_features,
+    iter_gpu_mentions,
+    iter_support_claims,
+    names_blackwell,
+)
 from cudafit.explain.catalogue import (
     CATEGORIES,
+    CUTLASS_STATUS,
     DRIVER_JIT,
     FA3_API,
     FA3_BUILD,
     FLASHMLA_BUILD,
     MIN_SCORE,
     UNKNOWN,
+    VLLM_CUTLASS_CHECK,
     Category,
     project_of,
 )
@@ -216,6 +225,90 @@ def _guard_naming_an_arch(s: _Scoring) -> None:
         del s.scores["arch-specific-mismatch"]
 
 
+def _gpus_named(s: _Scoring, text: str | None = None) -> list[GpuMention]:
+    """The GPUs the log names (:func:`~cudafit.explain.arch_features.iter_gpu_mentions`), the extracted ``gpus``
+    facts first; ``text`` replaces the body where parts of it name targets rather than GPUs."""
+    facts = [(g["name"], g["compute_capability"]) for g in s.facts.get("gpus", [])]
+    return list(iter_gpu_mentions(s.body if text is None else text, facts))
+
+
+def _decide(s: _Scoring, cat_id: str, lines: Sequence[str], sources: Sequence[str], floor: float = 3.0) -> None:
+    """A rule found ``cat_id`` to be the root cause: it ranks first (half a point above every other category, at
+    least ``floor``), quoting ``lines`` and citing ``sources``; the category it overrides keeps its lines only."""
+    others = [score for cid, (score, _lines) in s.scores.items() if cid != cat_id]
+    score = max([floor, *(o + 0.5 for o in others)])
+    old_lines = s.scores.get(cat_id, (0.0, []))[1]
+    s.scores[cat_id] = (score, list(lines) + old_lines)
+    old = s.matches.get(cat_id)
+    s.matches[cat_id] = _Match(
+        score,
+        tuple(lines) + (old.lines if old else ()),
+        max(score, old.strongest if old else 0.0),
+        old.last if old else -1,
+        tuple(dict.fromkeys((*sources, *(old.sources if old else ())))),
+    )
+
+
+def _arch_feature_beside_gpu(s: _Scoring) -> None:
+    """An instruction only 'a'/'f' targets have (wgmma: sm_90a; tcgen05/TMEM/UMMA: the sm_100a family; block-scaled
+    mma.sync: sm_120a/sm_121a; redux.sync .f32; FP4 cvt; the PTX ISA's target notes, :data:`.ARCH_FEATURES`) named
+    beside a GPU none of those targets covers: no build can give that GPU the kernel, the code is arch-specific."""
+    features = list(iter_arch_features(s.body))
+    if not features:
+        return
+    gpus = _gpus_named(s)
+    missing = [(f, line) for f, line in features if any(not f.covers(g.compute_capability) for g in gpus)]
+    if missing:
+        _decide(s, "arch-specific-mismatch", [line for _f, line in missing], [f.section for f, _l in missing], 3.5)
+
+
+def _af_build_refusal(s: _Scoring) -> None:
+    """A library whose kernels exist for 'a'/'f' targets only states which GPUs those are ("is only supported on
+    SM100, SM103", ``mSM == kSM_100``, ``is_sm100_supported()``, DeepGEMM's "Unsupported architecture", "Hopper-only":
+    :func:`.iter_support_claims`).  Beside the GPU that met it: a GPU outside the targets and newer than the oldest of
+    them needs kernels built for its own target (arch-specific); a guard refusing a GPU below all of them, or one it
+    lists itself (a wrong guard, FlashAttention-4's "Only SM 10.x and 11.x" on an sm_103), is the library's own
+    capability check (capability-guard)."""
+    claims = list(iter_support_claims(s.body))
+    if not claims:
+        return
+    masked = s.body
+    for claim in claims:  # the SM numbers a claim lists are targets, not the GPU
+        lo, hi = claim.span
+        masked = masked[:lo] + " " * (hi - lo) + masked[hi:]
+    gpus = [g.compute_capability for g in _gpus_named(s, masked)]
+    if not gpus:
+        return
+    verdicts: dict[str, list[tuple[str, str]]] = {}
+    for claim in claims:
+        outside = [cc for cc in gpus if cc not in claim.ccs]
+        if outside and (not claim.guard or any(cc > min(claim.ccs) for cc in outside)):
+            verdicts.setdefault("arch-specific-mismatch", []).append((claim.line, claim.source))
+        elif claim.guard:
+            verdicts.setdefault("capability-guard", []).append((claim.line, claim.source))
+    cat_id = "arch-specific-mismatch" if "arch-specific-mismatch" in verdicts else next(iter(verdicts), None)
+    if cat_id:
+        found = verdicts[cat_id]
+        _decide(s, cat_id, [line for line, _src in found], [src for _line, src in found])
+
+
+_CUTLASS_STATUS = re.compile(r"\bError (?:Internal|Architecture Mismatch)\b")
+_CUTLASS_NAME = re.compile(r"cutlass", re.I)
+
+
+def _cutlass_launch_on_af_gpu(s: _Scoring) -> None:
+    """CUTLASS's "Error Internal" (kErrorInternal: the kernel launch failed) or "Error Architecture Mismatch" from a
+    CUTLASS kernel on a GPU of compute capability 9.0 or newer: CUTLASS's kernels for those GPUs use wgmma/tcgen05/
+    block-scaled MMA and are built for 'a'/'f' targets only (include/cute/arch/config.hpp enables them for
+    sm_90a, sm_100a/f, sm_120a/f), so a launch that fails there is a kernel built for another of those targets."""
+    if not (_CUTLASS_STATUS.search(s.body) and _CUTLASS_NAME.search(s.body)):
+        return
+    ccs = [g.compute_capability for g in _gpus_named(s)]
+    if any(cc.major >= 9 for cc in ccs) or (not ccs and names_blackwell(s.body)):
+        lines = [line.strip()[:300] for line in s.body.splitlines() if _CUTLASS_STATUS.search(line)]
+        _decide(s, "arch-specific-mismatch", lines[:3], [CUTLASS_STATUS, VLLM_CUTLASS_CHECK])
+
+
 def _offline_or_driver_jit(s: _Scoring) -> None:
     """ptxas' "Unsupported .version" is an offline compiler too old for the PTX, not the driver -- unless the
     message came out of the driver's own JIT (numba's cuLinkAddData, cuModuleLoadData): then it is the driver."""
@@ -262,6 +355,9 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _range_check_refusal,
     _hopper_only_guards,
     _guard_naming_an_arch,
+    _arch_feature_beside_gpu,
+    _af_build_refusal,
+    _cutlass_launch_on_af_gpu,
     _offline_or_driver_jit,
     _build_dropped_the_arch,
     _mixed_host,
