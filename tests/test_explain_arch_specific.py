@@ -85,6 +85,7 @@ def test_targets_follow_the_a_and_f_rules() -> None:
         ("using Mma = cute::SM100_MMA_F16BF16_SS; // UMMA", "tcgen05"),
         ("Instruction 'redux.f32' not supported on .target 'sm_90a'", "redux.sync .f32"),
         ("redux.sync.max.abs.NaN.f32 %f1, %f2, 0xffffffff;", "redux.sync .f32"),
+        ("LLVM ERROR: Cannot select: intrinsic %llvm.nvvm.redux.sync.fmax.NaN", "redux.sync .f32"),
         ("Instruction 'mma with block scale' not supported on .target 'sm_100a'", "mma.sync .block_scale"),
         (
             "mma.sync.aligned.m16n8k32.row.col.kind::mxf8f6f4.block_scale.f32.e4m3.e4m3.f32.ue8m0",
@@ -250,6 +251,15 @@ def test_an_unrelated_error_in_a_tcgen05_kernel_on_its_own_gpu_stays_unknown() -
             "Found GPU0 NVIDIA A100-SXM4-40GB which is of compute capability (CC) 8.0.",
             GUARD,
         ),
+        # vLLM's FlashMLA check (vllm/attention/ops/flashmla.py): major 9 only, kernels built for sm_90a
+        ("ValueError: FlashMLA Dense is only supported on Hopper devices.", "GPU 0: NVIDIA GeForce RTX 5090", ARCH),
+        ("ValueError: FlashMLA Dense is only supported on Hopper devices.", "GPU 0: NVIDIA L40S", GUARD),
+        # FlashMLA's own dispatch names a/f targets: 'f' is a family, sm_100f runs on 10.3
+        (
+            "RuntimeError: Sparse Attention Forward Kernel is only supported on SM90a and SM100f architectures",
+            "GPU 0: NVIDIA GeForce RTX 5080",
+            ARCH,
+        ),
         # TensorRT-LLM's SM90-only attention sinks
         (
             "[TensorRT-LLM][ERROR] Assertion failed: The attention sinks is only supported on SM90",
@@ -267,6 +277,11 @@ def test_a_description_of_a_hopper_only_build_beside_another_gpu() -> None:
     text = "the prebuilt FA3 kernel is Hopper-only and fails here ({})"
     assert top(text.format("RTX 4080")) == ARCH
     assert top(text.format("H800")) == UNKNOWN
+
+
+def test_a_family_target_in_a_claim_names_its_family() -> None:
+    (claim,) = iter_support_claims("is only supported on SM90a and SM100f architectures")
+    assert sorted(str(c) for c in claim.ccs) == ["10.0", "10.3", "10.7", "9.0"]
 
 
 def test_the_sms_a_claim_lists_are_not_taken_for_the_gpu() -> None:

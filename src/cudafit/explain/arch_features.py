@@ -103,10 +103,11 @@ ARCH_FEATURES: tuple[ArchFeature, ...] = (
         f"{_PTX}#tensorcore-5th-generation-family-instructions",
     ),
     # redux.sync with .f32 min/max (§9.7.13.11, Parallel Synchronization and Communication Instructions:
-    # redux.sync): "requires sm_100a", family sm_100f from PTX ISA 8.8.  ptxas calls it 'redux.f32'.
+    # redux.sync): "requires sm_100a", family sm_100f from PTX ISA 8.8.  ptxas calls it 'redux.f32', LLVM's NVPTX
+    # backend llvm.nvvm.redux.sync.fmin/fmax.
     ArchFeature(
         "redux.sync .f32",
-        r"\bredux(?:\.sync)?(?:\.(?:min|max|abs|NaN))*\.f32\b",
+        r"\bredux(?:\.sync)?(?:\.(?:min|max|abs|NaN))*\.f32\b|\bredux\.sync\.f(?:min|max)\b",
         _targets("sm_100a", "sm_101a", "sm_100f"),
         f"{_PTX}#parallel-synchronization-and-communication-instructions-redux-sync",
     ),
@@ -283,7 +284,14 @@ def _covered_by(*targets: str) -> frozenset[ComputeCapability]:
 
 
 def _numbers(group: str) -> frozenset[ComputeCapability]:
-    return frozenset(cc for n in re.findall(r"\d{2,3}", group) if (cc := _cc_of_number(n)) is not None)
+    """The compute capabilities of "SM100, SM103" or "SM90a and SM100f": an 'f' target names its family."""
+    ccs: set[ComputeCapability] = set()
+    for number, variant in re.findall(r"(\d{2,3})([af]?)", group):
+        if variant == "f":
+            ccs |= tables.family_members(int(number))
+        elif (cc := _cc_of_number(number)) is not None:
+            ccs.add(cc)
+    return frozenset(ccs)
 
 
 FLASHINFER_GEMM = "flashinfer-ai/flashinfer:flashinfer/gemm/gemm_base.py"
@@ -292,6 +300,7 @@ SGLANG_UTILS = "sgl-project/sglang:python/sglang/srt/utils/common.py"
 FA4_SM100 = "Dao-AILab/flash-attention:flash_attn/cute/flash_fwd_sm100.py"
 DEEPGEMM_API = "deepseek-ai/DeepGEMM:csrc/apis/gemm.hpp"
 FA3_HOPPER = "Dao-AILab/flash-attention:hopper/setup.py"
+VLLM_FLASHMLA = "vllm-project/vllm:vllm/attention/ops/flashmla.py"
 
 _SMS = r"SM\s?\d{2,3}[af]?(?:(?:,\s*|\s*/\s*|,?\s+(?:or|and)\s+)SM\s?\d{2,3}[af]?)*"
 # (regex, how its groups give the compute capabilities, guard?, source)
@@ -301,6 +310,9 @@ _CLAIMS: tuple[tuple[re.Pattern[str], str, bool, str], ...] = (
     # is only supported on SM90" has the same form.
     (re.compile(rf"\b(?:is )?only supported on ({_SMS})|\brequires ({_SMS}),? but got\b"), "numbers", True,
      FLASHINFER_GEMM),
+    # vLLM's FlashMLA check (is_device_capability_family(90)): "FlashMLA Dense is only supported on Hopper devices."
+    (re.compile(r"\bis only supported on Hopper(?: devices| GPUs)?\b(?!,? (?:and|or) (?:newer|later|above|Blackwell))"),
+     "hopper", True, VLLM_FLASHMLA),
     # The trtllm-gen runners: FLASHINFER_CHECK(mSM == kSM_100 || mSM == kSM_103, "Unsupported architecture").
     (re.compile(r"==\s*kSM_(\d{2,3})(?:\s*\|\|\s*\w+\s*==\s*kSM_\d{2,3})*"), "numbers", True, FLASHINFER_FMHA),
     # sglang: is_sm100_supported() / is_sm90_supported() check the device's major (device_capability_majors=[10]).
@@ -334,7 +346,7 @@ def iter_support_claims(text: str) -> Iterator[SupportClaim]:
                 ccs = _covered_by("sm_90a", "sm_100f")
             elif kind == "trtllm":
                 ccs = _covered_by("sm_100a", "sm_103a", "sm_100f")
-            else:
+            else:  # "hopper": a build or check for sm_90a, compute capability 9.0
                 ccs = _covered_by("sm_90a")
             if ccs:
                 span = m.span("claim") if named.get("claim") else m.span()
