@@ -260,6 +260,8 @@ def test_an_unrelated_error_in_a_tcgen05_kernel_on_its_own_gpu_stays_unknown() -
             "GPU 0: NVIDIA GeForce RTX 5080",
             ARCH,
         ),
+        # FlashMLA's device-side CUTE_INVALID_CONTROL_PATH("This kernel only supports sm90")
+        ("This kernel only supports sm90", "Found GPU0 NVIDIA B200 which is of compute capability (CC) 10.0.", ARCH),
         # TensorRT-LLM's SM90-only attention sinks
         (
             "[TensorRT-LLM][ERROR] Assertion failed: The attention sinks is only supported on SM90",

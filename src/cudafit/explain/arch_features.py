@@ -301,8 +301,10 @@ FA4_SM100 = "Dao-AILab/flash-attention:flash_attn/cute/flash_fwd_sm100.py"
 DEEPGEMM_API = "deepseek-ai/DeepGEMM:csrc/apis/gemm.hpp"
 FA3_HOPPER = "Dao-AILab/flash-attention:hopper/setup.py"
 VLLM_FLASHMLA = "vllm-project/vllm:vllm/attention/ops/flashmla.py"
+FLASHMLA_KERNEL = "deepseek-ai/FlashMLA:csrc/kernels/sm90/decode/dense/splitkv_mla.cuh"
 
-_SMS = r"SM\s?\d{2,3}[af]?(?:(?:,\s*|\s*/\s*|,?\s+(?:or|and)\s+)SM\s?\d{2,3}[af]?)*"
+_SM = r"(?i:sm)_?\s?\d{2,3}[af]?(?![\w.])"
+_SMS = rf"{_SM}(?:(?:,\s*|\s*/\s*|,?\s+(?:or|and)\s+){_SM})*"
 # (regex, how its groups give the compute capabilities, guard?, source)
 _CLAIMS: tuple[tuple[re.Pattern[str], str, bool, str], ...] = (
     # FlashInfer's backend checks (_match_sm_version): "gemm_fp8_nt_groupwise is only supported on SM100, SM103 in
@@ -310,6 +312,9 @@ _CLAIMS: tuple[tuple[re.Pattern[str], str, bool, str], ...] = (
     # is only supported on SM90" has the same form.
     (re.compile(rf"\b(?:is )?only supported on ({_SMS})|\brequires ({_SMS}),? but got\b"), "numbers", True,
      FLASHINFER_GEMM),
+    # Device-side and host-side "only supports" checks of kernels built for one target: FlashMLA's
+    # CUTE_INVALID_CONTROL_PATH("This kernel only supports sm90"), DeepGEMM's "This kernel only support sm_90a".
+    (re.compile(rf"\bonly supports? ({_SMS})"), "numbers", True, FLASHMLA_KERNEL),
     # vLLM's FlashMLA check (is_device_capability_family(90)): "FlashMLA Dense is only supported on Hopper devices."
     (re.compile(r"\bis only supported on Hopper(?: devices| GPUs)?\b(?!,? (?:and|or) (?:newer|later|above|Blackwell))"),
      "hopper", True, VLLM_FLASHMLA),

@@ -233,10 +233,11 @@ def _gpus_named(s: _Scoring, text: str | None = None) -> list[GpuMention]:
 
 
 def _decide(s: _Scoring, cat_id: str, lines: Sequence[str], sources: Sequence[str], floor: float = 3.0) -> None:
-    """A rule found ``cat_id`` to be the root cause: it ranks first (half a point above every other category, at
-    least ``floor``), quoting ``lines`` and citing ``sources``; the category it overrides keeps its lines only."""
+    """A rule found ``cat_id`` to be the root cause: it ranks first (a point above every other category, so that a
+    later rule's half-point promotion of a plain "no kernel image", _mixed_host's, stays below it; at least
+    ``floor``), quoting ``lines`` and citing ``sources``."""
     others = [score for cid, (score, _lines) in s.scores.items() if cid != cat_id]
-    score = max([floor, *(o + 0.5 for o in others)])
+    score = max([floor, *(o + 1.0 for o in others)])
     old_lines = s.scores.get(cat_id, (0.0, []))[1]
     s.scores[cat_id] = (score, list(lines) + old_lines)
     old = s.matches.get(cat_id)
