@@ -281,6 +281,18 @@ def test_a_description_of_a_hopper_only_build_beside_another_gpu() -> None:
     assert top(text.format("H800")) == UNKNOWN
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "FlashInfer only supports sm75+ GPUs",
+        "this op is only supported on SM80 and newer",
+        "only supports SM 90 or above",
+    ],
+)
+def test_a_guards_minimum_is_not_a_list_of_targets(text: str) -> None:
+    assert not list(iter_support_claims(text))
+
+
 def test_a_family_target_in_a_claim_names_its_family() -> None:
     (claim,) = iter_support_claims("is only supported on SM90a and SM100f architectures")
     assert sorted(str(c) for c in claim.ccs) == ["10.0", "10.3", "10.7", "9.0"]

@@ -305,16 +305,18 @@ FLASHMLA_KERNEL = "deepseek-ai/FlashMLA:csrc/kernels/sm90/decode/dense/splitkv_m
 
 _SM = r"(?i:sm)_?\s?\d{2,3}[af]?(?![\w.])"
 _SMS = rf"{_SM}(?:(?:,\s*|\s*/\s*|,?\s+(?:or|and)\s+){_SM})*"
+# ... not a minimum: "only supports sm75+", "only supported on SM80 and newer" are guards' floors, not a build's targets
+_NOT_A_MINIMUM = r"(?!\+|\s*(?:and|or)\s+(?:above|newer|later|higher|up)\b)"
 # (regex, how its groups give the compute capabilities, guard?, source)
 _CLAIMS: tuple[tuple[re.Pattern[str], str, bool, str], ...] = (
     # FlashInfer's backend checks (_match_sm_version): "gemm_fp8_nt_groupwise is only supported on SM100, SM103 in
     # trtllm backend.", "... requires SM100, SM120, or SM121, but got cuda:0"; TensorRT-LLM's "The attention sinks
     # is only supported on SM90" has the same form.
-    (re.compile(rf"\b(?:is )?only supported on ({_SMS})|\brequires ({_SMS}),? but got\b"), "numbers", True,
-     FLASHINFER_GEMM),
+    (re.compile(rf"\b(?:is )?only supported on ({_SMS}){_NOT_A_MINIMUM}|\brequires ({_SMS}),? but got\b"),
+     "numbers", True, FLASHINFER_GEMM),
     # Device-side and host-side "only supports" checks of kernels built for one target: FlashMLA's
     # CUTE_INVALID_CONTROL_PATH("This kernel only supports sm90"), DeepGEMM's "This kernel only support sm_90a".
-    (re.compile(rf"\bonly supports? ({_SMS})"), "numbers", True, FLASHMLA_KERNEL),
+    (re.compile(rf"\bonly supports? ({_SMS}){_NOT_A_MINIMUM}"), "numbers", True, FLASHMLA_KERNEL),
     # vLLM's FlashMLA check (is_device_capability_family(90)): "FlashMLA Dense is only supported on Hopper devices."
     (re.compile(r"\bis only supported on Hopper(?: devices| GPUs)?\b(?!,? (?:and|or) (?:newer|later|above|Blackwell))"),
      "hopper", True, VLLM_FLASHMLA),
