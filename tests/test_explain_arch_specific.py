@@ -262,6 +262,18 @@ def test_an_unrelated_error_in_a_tcgen05_kernel_on_its_own_gpu_stays_unknown() -
         ),
         # FlashMLA's device-side CUTE_INVALID_CONTROL_PATH("This kernel only supports sm90")
         ("This kernel only supports sm90", "Found GPU0 NVIDIA B200 which is of compute capability (CC) 10.0.", ARCH),
+        # CuTe DSL's atoms (python/CuTeDSL/cutlass/cute/nvgpu/tcgen05/mma.py): the got arch is the GPU's
+        (
+            "cutlass.base_dsl.common.DSLRuntimeError: OpError: expects arch to be one of "
+            "[Arch.sm_100a, Arch.sm_100f, Arch.sm_103a], but got Arch.sm_121a",
+            "",
+            ARCH,
+        ),
+        (
+            "OpError: expects arch to be one of ['sm_100a', 'sm_103a'],\nbut got sm_90a",
+            "Suggestion: Ensure env CUTE_DSL_ARCH matches your GPU architecture",
+            GUARD,
+        ),
         # TensorRT-LLM's SM90-only attention sinks
         (
             "[TensorRT-LLM][ERROR] Assertion failed: The attention sinks is only supported on SM90",

@@ -174,9 +174,9 @@ class GpuMention:
         return f"{self.text} ({self.compute_capability})"
 
 
-# "SM 120", "sm_103a", "SM_101", "sm120" (not "sm100_utils", not "kSM_100"), TensorRT-LLM's "sm=103"; a trailing
-# "+" ("SM_120+") is a requirement, not a GPU.
-_SM_MENTION = re.compile(r"(?<![\w.])(?:sm|SM)(?:[ _]|=)?(\d{2,3})([af]?)(?![\w+])")
+# "SM 120", "sm_103a", "SM_101", "sm120", CuTe DSL's "Arch.sm_121a" (not "sm100_utils", not "kSM_100"),
+# TensorRT-LLM's "sm=103"; a trailing "+" ("SM_120+") is a requirement, not a GPU.
+_SM_MENTION = re.compile(r"(?:(?<![\w.])|(?<=Arch\.))(?:sm|SM)(?:[ _]|=)?(\d{2,3})([af]?)(?![\w+])")
 # "cc=10.3", "CC 12.0", "compute capability 12.1", "Compute Capability: 12.0", "compute_cap = 12.0",
 # "compute capability (12, 0)"; not a minimum ("compute capability 8.0 or higher").
 # "SM10.3", "SM 12.1" (not "SM 10.x")
@@ -301,6 +301,7 @@ FA4_SM100 = "Dao-AILab/flash-attention:flash_attn/cute/flash_fwd_sm100.py"
 DEEPGEMM_API = "deepseek-ai/DeepGEMM:csrc/apis/gemm.hpp"
 FA3_HOPPER = "Dao-AILab/flash-attention:hopper/setup.py"
 VLLM_FLASHMLA = "vllm-project/vllm:vllm/attention/ops/flashmla.py"
+CUTE_DSL_MMA = "NVIDIA/cutlass:python/CuTeDSL/cutlass/cute/nvgpu/tcgen05/mma.py"
 FLASHMLA_KERNEL = "deepseek-ai/FlashMLA:csrc/kernels/sm90/decode/dense/splitkv_mla.cuh"
 
 _SM = r"(?i:sm)_?\s?\d{2,3}[af]?(?![\w.])"
@@ -320,6 +321,9 @@ _CLAIMS: tuple[tuple[re.Pattern[str], str, bool, str], ...] = (
     # vLLM's FlashMLA check (is_device_capability_family(90)): "FlashMLA Dense is only supported on Hopper devices."
     (re.compile(r"\bis only supported on Hopper(?: devices| GPUs)?\b(?!,? (?:and|or) (?:newer|later|above|Blackwell))"),
      "hopper", True, VLLM_FLASHMLA),
+    # CuTe DSL's MMA/copy atoms: OpError(f"expects arch to be one of {self.admissible_archs}, but got {arch}") --
+    # the atom's a/f targets, then the arch the DSL compiles for (the GPU's, unless CUTE_DSL_ARCH says otherwise).
+    (re.compile(r"expects arch to be one of (?P<claim>\[[^\]\n]*\])\s*,?\s*but got\b"), "numbers", True, CUTE_DSL_MMA),
     # The trtllm-gen runners: FLASHINFER_CHECK(mSM == kSM_100 || mSM == kSM_103, "Unsupported architecture").
     (re.compile(r"==\s*kSM_(\d{2,3})(?:\s*\|\|\s*\w+\s*==\s*kSM_\d{2,3})*"), "numbers", True, FLASHINFER_FMHA),
     # sglang: is_sm100_supported() / is_sm90_supported() check the device's major (device_capability_majors=[10]).
@@ -343,7 +347,7 @@ def iter_support_claims(text: str) -> Iterator[SupportClaim]:
     for rx, kind, guard, source in _CLAIMS:
         for m in rx.finditer(text):
             named = m.groupdict()
-            groups = " ".join(g for i, g in enumerate(m.groups(), 1) if g and i not in rx.groupindex.values())
+            groups = " ".join(g for g in m.groups() if g)
             if kind == "numbers":
                 ccs = _numbers(groups)
             elif kind == "majors":
