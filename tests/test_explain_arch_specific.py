@@ -195,20 +195,20 @@ def test_an_unrelated_error_in_a_tcgen05_kernel_on_its_own_gpu_stays_unknown() -
 # --- family 2: what an a/f-only library says it supports, against the GPU ----------------------------------------
 
 
+# Messages in their emitters' formats (see the comments in the table below for each source).
+FLASHINFER_CHECK = "ValueError: mm_fp4 is only supported on SM100, SM103 in trtllm backend."
+SGLANG_ASSERT = "    assert is_sm90_supported() or is_sm100_supported()\nAssertionError"
+FA4_ASSERT = "AssertionError: Only SM 10.x and 11.x are supported"
+DEEPGEMM_DISPATCH = "RuntimeError: Assertion error (csrc/apis/gemm.hpp:214): Unsupported architecture"
+VLLM_FLASHMLA = "ValueError: FlashMLA Dense is only supported on Hopper devices."
+
+
 @pytest.mark.parametrize(
     ("message", "gpu_line", "expected"),
     [
         # FlashInfer's backend checks (flashinfer/gemm/gemm_base.py)
-        (
-            "ValueError: mm_fp4 is only supported on SM100, SM103 in trtllm backend.",
-            "GPU 0: NVIDIA RTX PRO 6000 Blackwell Server Edition",
-            ARCH,
-        ),
-        (
-            "ValueError: mm_fp4 is only supported on SM100, SM103 in trtllm backend.",
-            "GPU 0: NVIDIA H100 80GB HBM3",
-            GUARD,
-        ),
+        (FLASHINFER_CHECK, "GPU 0: NVIDIA RTX PRO 6000 Blackwell Server Edition", ARCH),
+        (FLASHINFER_CHECK, "GPU 0: NVIDIA H100 80GB HBM3", GUARD),
         (
             "ValueError: group_gemm_fp8_nt_groupwise requires SM100, SM120, or SM121, but got cuda:0",
             "GPU 0: NVIDIA GB300",
@@ -227,33 +227,17 @@ def test_an_unrelated_error_in_a_tcgen05_kernel_on_its_own_gpu_stays_unknown() -
             GUARD,
         ),
         # sglang (python/sglang/srt/utils/common.py): the device's major
-        (
-            "    assert is_sm90_supported() or is_sm100_supported()\nAssertionError",
-            "GPU 0,1 Compute Capability: 12.1",
-            ARCH,
-        ),
-        (
-            "    assert is_sm90_supported() or is_sm100_supported()\nAssertionError",
-            "GPU 0 Compute Capability: 8.9",
-            GUARD,
-        ),
+        (SGLANG_ASSERT, "GPU 0,1 Compute Capability: 12.1", ARCH),
+        (SGLANG_ASSERT, "GPU 0 Compute Capability: 8.9", GUARD),
         # FlashAttention-4 (flash_attn/cute/flash_fwd_sm100.py): the check itself wrong on an sm_103
-        ("AssertionError: Only SM 10.x and 11.x are supported", "GPU 0: NVIDIA B300 SXM6 AC", GUARD),
-        ("AssertionError: Only SM 10.x and 11.x are supported", "GPU 0: NVIDIA GeForce RTX 5060 Ti", ARCH),
+        (FA4_ASSERT, "GPU 0: NVIDIA B300 SXM6 AC", GUARD),
+        (FA4_ASSERT, "GPU 0: NVIDIA GeForce RTX 5060 Ti", ARCH),
         # DeepGEMM's dispatch (csrc/apis/*.hpp): kernels for sm_90a and sm_100a/f
-        (
-            "RuntimeError: Assertion error (csrc/apis/gemm.hpp:214): Unsupported architecture",
-            "Found GPU0 NVIDIA GeForce RTX 5080 which is of compute capability (CC) 12.0.",
-            ARCH,
-        ),
-        (
-            "RuntimeError: Assertion error (csrc/apis/gemm.hpp:214): Unsupported architecture",
-            "Found GPU0 NVIDIA A100-SXM4-40GB which is of compute capability (CC) 8.0.",
-            GUARD,
-        ),
+        (DEEPGEMM_DISPATCH, "Found GPU0 NVIDIA GeForce RTX 5080 which is of compute capability (CC) 12.0.", ARCH),
+        (DEEPGEMM_DISPATCH, "Found GPU0 NVIDIA A100-SXM4-40GB which is of compute capability (CC) 8.0.", GUARD),
         # vLLM's FlashMLA check (vllm/attention/ops/flashmla.py): major 9 only, kernels built for sm_90a
-        ("ValueError: FlashMLA Dense is only supported on Hopper devices.", "GPU 0: NVIDIA GeForce RTX 5090", ARCH),
-        ("ValueError: FlashMLA Dense is only supported on Hopper devices.", "GPU 0: NVIDIA L40S", GUARD),
+        (VLLM_FLASHMLA, "GPU 0: NVIDIA GeForce RTX 5090", ARCH),
+        (VLLM_FLASHMLA, "GPU 0: NVIDIA L40S", GUARD),
         # FlashMLA's own dispatch names a/f targets: 'f' is a family, sm_100f runs on 10.3
         (
             "RuntimeError: Sparse Attention Forward Kernel is only supported on SM90a and SM100f architectures",
@@ -313,7 +297,7 @@ def test_a_family_target_in_a_claim_names_its_family() -> None:
 def test_the_sms_a_claim_lists_are_not_taken_for_the_gpu() -> None:
     claims = list(iter_support_claims("is only supported on SM100, SM103 in trtllm backend."))
     assert [sorted(str(c) for c in claim.ccs) for claim in claims] == [["10.0", "10.3"]]
-    assert top("ValueError: mm_fp4 is only supported on SM100, SM103 in trtllm backend.") != GUARD
+    assert top(FLASHINFER_CHECK) != GUARD
 
 
 # --- family 3: CUTLASS's failed launch and trtllm-gen's missing cubins ----------------------------------------------
