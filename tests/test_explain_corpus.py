@@ -76,12 +76,12 @@ def test_held_out_batch_is_held_out_whatever_its_url_hashes_to() -> None:
         assert sum(1 for r in batch if r["label"] == label) >= 6, label
 
 
-# Measured (README of the corpus): dev 346/378 (91.5%: the records before session 5 197/201, the session-5
-# development batch 104/114, 92/114 when it was committed, the session-5 dev batch for the GPU-context categories
-# `issue-18-session5-dev2` 45/63, 42/63 when it was committed); held-out 287/322 (89.1%): the URL third 92/94, the
-# batch gathered before the catalogue changes 76/80, the batch gathered after them 28/33, the blind session-5 batch
-# 91/115 (88/115 when it was committed, before any change; never tuned on). Floors: the measured figures, rounded down.
-@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.91), (HELD_OUT, 0.89)])
+# Measured (README of the corpus). The blind session-6 batch scored 111/171 (64.9%) when it was committed, before any
+# change; the 6 of its threads a development batch also holds were dropped from it, and it was then split by URL hash:
+# 96 records became development records (`issue-18-session6-blind-devhalf`, 63/96 then), 69 stay held out (44/69 then,
+# never tuned on). With that, on ee1a9bf: dev 455/526 (86.5%), held-out 337/391 (86.2%). Floors: the measured
+# figures, rounded down.
+@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.86), (HELD_OUT, 0.86)])
 def test_accuracy(part: str, floor: float) -> None:
     result = score(parts(RECORDS)[part])
     print(f"\nexplain corpus, {part}: {result}")

@@ -10,10 +10,11 @@ message that names such an instruction beside a GPU none of its targets covers i
 
 Libraries whose kernels are built for ``a``/``f`` targets only say so when they refuse a GPU: FlashInfer's
 "is only supported on SM100, SM103", the trtllm-gen runners' ``mSM == kSM_100 || mSM == kSM_103``, sglang's
-``is_sm100_supported()``, DeepGEMM's "Unsupported architecture".  :func:`iter_support_claims` reads the
-compute capabilities such a message names (or the library's build implies), so that the classifier can tell a
-GPU *outside* an ``a``/``f``-only build (arch-specific) from one *below* what a guard accepts
-(capability-guard) or one the guard should have accepted (a wrong guard).
+``is_sm100_supported()``, DeepGEMM's "Unsupported architecture" -- the library's own check, a capability guard
+(the corpus's convention: a library's check refusing a GPU is ``capability-guard`` whichever side of it the GPU
+is, shared/docs/error_categories.md).  Others state the ``a``/``f`` targets the kernels are built for ("SM90a and
+SM100f", CuTe DSL's "expects arch to be one of [sm_100a, ...]", "Hopper-only"): a GPU outside those meets an
+arch-specific build.  :func:`iter_support_claims` reads both, with the compute capabilities they name.
 
 The GPUs come from :func:`iter_gpu_mentions`: the extractor's ``gpus`` facts, "SM 120" / "sm_103a" / "cc=10.3" /
 "compute capability 12.1", and product names ("RTX 5090", "GB300") looked up in cudafit's GPU table.
@@ -262,7 +263,8 @@ class SupportClaim:
     """A message stating the GPUs a library's kernels exist for.
 
     ``ccs``: those compute capabilities; ``guard``: the library's own check refused the GPU (an exception or
-    assertion), as opposed to a description ("Hopper-only"); ``source``: where the message is written;
+    assertion naming plain SMs or majors), as opposed to a statement of the a/f targets its kernels are built for
+    ("SM90a and SM100f", CuTe DSL's target list, "Hopper-only"); ``source``: where the message is written;
     ``span``: where it is in the text (the SM numbers inside it are the claim's, not the GPU's; a claim found in a
     longer context, such as trtllm-gen's "Unsupported architecture", spans the claim only).
     """
@@ -302,7 +304,6 @@ DEEPGEMM_API = "deepseek-ai/DeepGEMM:csrc/apis/gemm.hpp"
 FA3_HOPPER = "Dao-AILab/flash-attention:hopper/setup.py"
 VLLM_FLASHMLA = "vllm-project/vllm:vllm/attention/ops/flashmla.py"
 CUTE_DSL_MMA = "NVIDIA/cutlass:python/CuTeDSL/cutlass/cute/nvgpu/tcgen05/mma.py"
-FLASHMLA_KERNEL = "deepseek-ai/FlashMLA:csrc/kernels/sm90/decode/dense/splitkv_mla.cuh"
 
 _SM = r"(?i:sm)_?\s?\d{2,3}[af]?(?![\w.])"
 _SMS = rf"{_SM}(?:(?:,\s*|\s*/\s*|,?\s+(?:or|and)\s+){_SM})*"
@@ -315,15 +316,12 @@ _CLAIMS: tuple[tuple[re.Pattern[str], str, bool, str], ...] = (
     # is only supported on SM90" has the same form.
     (re.compile(rf"\b(?:is )?only supported on ({_SMS}){_NOT_A_MINIMUM}|\brequires ({_SMS}),? but got\b"),
      "numbers", True, FLASHINFER_GEMM),
-    # Device-side and host-side "only supports" checks of kernels built for one target: FlashMLA's
-    # CUTE_INVALID_CONTROL_PATH("This kernel only supports sm90"), DeepGEMM's "This kernel only support sm_90a".
-    (re.compile(rf"\bonly supports? ({_SMS}){_NOT_A_MINIMUM}"), "numbers", True, FLASHMLA_KERNEL),
     # vLLM's FlashMLA check (is_device_capability_family(90)): "FlashMLA Dense is only supported on Hopper devices."
     (re.compile(r"\bis only supported on Hopper(?: devices| GPUs)?\b(?!,? (?:and|or) (?:newer|later|above|Blackwell))"),
      "hopper", True, VLLM_FLASHMLA),
     # CuTe DSL's MMA/copy atoms: OpError(f"expects arch to be one of {self.admissible_archs}, but got {arch}") --
     # the atom's a/f targets, then the arch the DSL compiles for (the GPU's, unless CUTE_DSL_ARCH says otherwise).
-    (re.compile(r"expects arch to be one of (?P<claim>\[[^\]\n]*\])\s*,?\s*but got\b"), "numbers", True, CUTE_DSL_MMA),
+    (re.compile(r"expects arch to be one of (?P<claim>\[[^\]\n]*\])\s*,?\s*but got\b"), "numbers", False, CUTE_DSL_MMA),
     # The trtllm-gen runners: FLASHINFER_CHECK(mSM == kSM_100 || mSM == kSM_103, "Unsupported architecture").
     (re.compile(r"==\s*kSM_(\d{2,3})(?:\s*\|\|\s*\w+\s*==\s*kSM_\d{2,3})*"), "numbers", True, FLASHINFER_FMHA),
     # sglang: is_sm100_supported() / is_sm90_supported() check the device's major (device_capability_majors=[10]).
@@ -344,12 +342,16 @@ _CLAIMS: tuple[tuple[re.Pattern[str], str, bool, str], ...] = (
 
 def iter_support_claims(text: str) -> Iterator[SupportClaim]:
     """The statements in ``text`` of which GPUs a library's kernels are for (see the module docstring)."""
-    for rx, kind, guard, source in _CLAIMS:
+    for rx, kind, checks, source in _CLAIMS:
         for m in rx.finditer(text):
             named = m.groupdict()
             groups = " ".join(g for g in m.groups() if g)
+            guard = checks
             if kind == "numbers":
                 ccs = _numbers(groups)
+                # a list of a/f targets ("SM90a and SM100f", CuTe DSL's [sm_100a, ...]) describes what the kernels
+                # are built for, whatever prints it: the build, not a guard, is what a GPU outside it meets
+                guard = checks and not re.search(r"\d[af]\b", groups)
             elif kind == "majors":
                 majors = [int(g) for g in re.findall(r"\d+", groups)]
                 ccs = _major(*[n // 10 if n >= 20 else n for n in majors])

@@ -173,12 +173,66 @@ FLASHMLA_BUILD = "deepseek-ai/FlashMLA:setup.py"
 # (the *_sm90.cu instantiations; *_sm100.cu: compute_100a, *_sm80.cu: sm_80 cubins): no PTX, and no code for a GPU
 # outside sm_80-family cubins and the a targets.  Its sources (hopper/flash_fwd_launch_template.h, ...) name it.
 FA3_BUILD = "Dao-AILab/flash-attention:hopper/setup.py"
+# vLLM's Machete kernels: cuda_archs_loose_intersection(MACHETE_ARCHS "9.0a" "${CUDA_ARCHS}") -- Hopper's a target only.
+MACHETE_BUILD = "vllm-project/vllm:CMakeLists.txt"
 # hashcat (src/ext_nvrtc.c) reports NVRTC's result as "nvrtcCompileProgram(): %s"; the options it passes are fixed
 # but for --gpu-architecture=compute_<the device's sm_major*10+sm_minor> (src/backend.c), so NVRTC's
 # NVRTC_ERROR_INVALID_OPTION there is an NVRTC older than the GPU.
 HASHCAT_NVRTC = "hashcat/hashcat:src/ext_nvrtc.c"
 LLVM_SUBTARGET = "llvm/llvm-project:llvm/lib/MC/MCSubtargetInfo.cpp"
 CLANG_DRIVER = "llvm/llvm-project:clang/include/clang/Basic/DiagnosticDriverKinds.td"
+# Session 6 (the categories other than the GPU-context ones), each family's emitter:
+# ONNX Runtime's CUDA provider times its first CUDA call, which makes the driver JIT-compile the build's PTX when the
+# library carries no cubin for the GPU: "CUDA took N seconds to start, please see this issue for how to fix it:
+# https://github.com/microsoft/onnxruntime/issues/10746" (the first release: "CUDA took more than 30 seconds to start").
+ORT_CUDA_FACTORY = "microsoft/onnxruntime:onnxruntime/core/providers/cuda/cuda_provider_factory.cc"
+# torch's collect_env prints "CUDA used to build PyTorch: {torch.version.cuda}": None for a CPU-only build ("N/A" and
+# a "ROCM used to build PyTorch: 6.x" line for ROCm builds).
+TORCH_COLLECT_ENV = "pytorch/pytorch:torch/utils/collect_env.py"
+# tf.sysconfig.get_build_info() is generated at build time: {'is_cuda_build': False, ...} for a build without CUDA.
+TF_BUILD_INFO = "tensorflow/tensorflow:tensorflow/tools/build_info/gen_build_info.py"
+# NVIDIA apex's setup.py (check_cuda_torch_binary_vs_bare_metal) refuses an nvcc whose CUDA differs from torch's.
+APEX_SETUP = "NVIDIA/apex:setup.py"
+# xformers' _cpp_lib.py (xFormersInvalidLibException): "xFormers can't load C++/CUDA extensions. xFormers was built
+# for:\n    PyTorch {torch_version} with CUDA {cuda_version} (you have {torch.__version__})".
+XFORMERS_CPP_LIB = "facebookresearch/xformers:xformers/_cpp_lib.py"
+# torchvision registers fake kernels for its C++ ops (torch.library.register_fake("torchvision::nms")); when its _C
+# library did not load (built for another torch), torch's registration raises "operator torchvision::nms does not
+# exist" (earlier releases, torch.ops lookups: "No such operator torchvision::nms").
+TORCHVISION_META = "pytorch/vision:torchvision/_meta_registrations.py"
+# torchvision/extension.py: _assert_has_ops ("Couldn't load custom C++ ops. This can happen if your PyTorch and
+# torchvision versions are incompatible, ...") and _check_cuda_version ("Detected that PyTorch and torchvision were
+# compiled with different CUDA major versions. PyTorch has CUDA Version=X and torchvision has CUDA Version=Y.").
+TORCHVISION_EXT = "pytorch/vision:torchvision/extension.py"
+# torch's SDPA dispatcher, when no attention kernel can run, says why each refused: "Flash attention only supports gpu
+# architectures in the range [sm80, sm121]. Attempting to run on a sm 7.5 gpu." (Mem Efficient, CuDNN likewise).
+TORCH_SDP = "pytorch/pytorch:aten/src/ATen/native/transformers/cuda/sdp_utils.cpp"
+# XLA's (TensorFlow, JAX) stub for libcudart/libcuda, when no driver library loads: "Could not find cuda drivers on your
+# machine, GPU will not be used."
+XLA_CUDART_STUB = "openxla/xla:xla/tsl/cuda/cudart_stub.cc"
+# JAX before jit's sharding rewrite: "primitive arguments must be colocated on the same device, got CpuDevice(0),
+# GpuDevice(0)" (xla_primitive_callable).
+JAX_XLA = "jax-ml/jax:jax/interpreters/xla.py"
+# Ollama's device discovery drops a CUDA GPU whose compute capability its bundled llama-server was not built for
+# (slog: "skipping CUDA device — compute capability not in compiled architectures" device=... cc=860 archs="[...]").
+OLLAMA_DISCOVER = "ollama/ollama:discover/llama_server.go"
+# XLA's LocalExecutable refuses to run an executable compiled for one device on a device whose description differs
+# (JAX's and TensorFlow's compilation caches keyed without the GPU model): InvalidArgument "executable is built for
+# device CUDA:0 of type "GeForce RTX 2080 Ti"; cannot run it on device CUDA:1 of type "Tesla P100-PCIE-16GB"".
+XLA_LOCAL_CLIENT = "openxla/xla:xla/client/local_client.cc"
+# Windows' LoadLibrary: ERROR_PROC_NOT_FOUND (127), "The specified procedure could not be found.": the DLL imports a
+# function its dependency does not export -- for an extension built against torch, the loader's undefined symbol.
+WIN_ERRORS = "https://learn.microsoft.com/en-us/windows/win32/debug/system-error-codes--0-499-"
+# A kernel's dynamic shared memory above 48 KB needs the opt-in attribute (cudaFuncSetAttribute / cuFuncSetAttribute
+# with cudaFuncAttributeMaxDynamicSharedMemorySize / CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+# a launch asking for more than the function's limit, or an opt-in above the GPU's maximum, fails with
+# cudaErrorInvalidValue / CUDA_ERROR_INVALID_VALUE ("invalid argument").
+DRV_EXEC = "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__EXEC.html"
+PG_SMEM = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#shared-memory"
+# CuPy compiles its kernels at run time with NVRTC for min(the GPU's compute capability, the newest arch its NVRTC
+# accepts) (_get_arch) and loads the result with the driver: with an NVRTC older than the GPU the module is built for
+# an older arch and the load fails (CUDA_ERROR_NO_BINARY_FOR_GPU, "device kernel image is invalid").
+CUPY_COMPILER = "cupy/cupy:cupy/cuda/compiler.py"
 
 # The root of PyTorch's per-CUDA indexes (``{PYTORCH_INDEX}cu126``), read from the ecosystem table, the one place
 # for index URLs: the causes and fixes below are built at import, so the table is read once here.
@@ -188,6 +242,16 @@ DEEPGEMM_ASSERT = "deepseek-ai/DeepGEMM:csrc/utils/exception.hpp"
 _GPU_ARCHS = r"(Maxwell|Pascal|Volta|Turing|Ampere|Ada|Hopper|Blackwell)"
 # A tensor type as torch prints it on the GPU and on the CPU.
 _CUDA_T, _CPU_T = r"(?:torch\.cuda\.\w+|CUDA\w*Type)", r"(?:torch\.(?!cuda)\w+|CPU\w*Type)"
+
+# The driver's "invalid argument" (cudaErrorInvalidValue, 1) in each form a log writes it, and what names a kernel's
+# dynamic shared memory beyond the default 48 KB: the opt-in attribute's names (runtime, driver, CuPy's
+# Function.max_dynamic_shared_size_bytes), the words, or a request of 48 KB and more (shared_mem=N, sharedmem, smem).
+_INVALID_VALUE = r"CUDA_ERROR_INVALID_VALUE|cudaErrorInvalidValue|\binvalid argument"
+_DYNAMIC_SMEM = (
+    r"MaxDynamicSharedMemorySize|MAX_DYNAMIC_SHARED_SIZE_BYTES|max_dynamic_shared_size_bytes|dynamic shared memory|"
+    r"\bshared_?mem(?:ory)?\s*=\s*(?:4915[2-9]|491[6-9]\d|49[2-9]\d\d|[5-9]\d{4}|[1-9]\d{5,})\b|"
+    r"\bsmem\s*>\s*48\s*kb"
+)
 
 # A driver-side JIT (cuLink*/cuModuleLoad*, a PTX JIT error) around a ptxas message: the driver compiled the PTX.
 # CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222) is returned by the driver's loader and JIT only (CUDA driver API
@@ -233,6 +297,7 @@ CATEGORIES: tuple[Category, ...] = (
             ),
             # spconv: "[WARNING]your gpu arch (8, 6) isn't compiled in prebuilt, may cause invalid device function."
             _p(r"your gpu arch \(\d+, \d+\) isn't compiled in prebuilt", 3, SPCONV),
+            _p(r"compute capability not in compiled architectures", 3, OLLAMA_DISCOVER),
             # vLLM's CUTLASS 2.x kernels (plain sm75/sm80/sm89) missing from the build for the GPU below 9.0.
             _p(
                 r"No compiled cutlass_scaled_mm for a compute capability less than CUDA device capability: [1-8]\d\b",
@@ -268,6 +333,7 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"ggml-cuda was compiled without support for the current GPU architecture", 3, GGML_CUDA),
             # TensorFlow: no SASS for the GPU, the driver JIT-compiles the build's lower-arch PTX.
             _p(r"was not built with CUDA kernel binaries compatible with compute capability", 3, TF_GPU),
+            _p(r"\bCUDA took (?:more than )?\d+ seconds to start\b|onnxruntime/issues/10746\b", 3, ORT_CUDA_FACTORY),
         ),
         "the extension has no cubin for the GPU it ran on, so the driver JIT-compiled PTX built for a lower arch; "
         "the kernel checks __CUDA_ARCH__ and refuses to run that lower-arch code path",
@@ -336,6 +402,8 @@ CATEGORIES: tuple[Category, ...] = (
             ),
             # Kernels of a library built for 'a' targets only: weak alone, decisive next to "no kernel image".
             _p(r"\bFlashMLA\b|flash_mla|flash_fwd_mla|splitkv_mla", 1.5, FLASHMLA_BUILD),
+            # vLLM's Machete mixed-input GEMMs (wgmma): CMakeLists.txt builds them for "9.0a" only.
+            _p(r"\bMachete\w*|\bmachete_(?:mm|prepack)\w*", 1.5, MACHETE_BUILD),
             # FlashAttention-3's own names (the extension flash_attn_3_cuda, its hopper/ sources and _sm90
             # instantiations), also when vendored (xformers' third_party/flash-attention/hopper/).
             _p(
@@ -425,10 +493,16 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"not supported for the current GPU\. Minimum capability: \d+", 4, VLLM_CONFIG),
             # compressed-tensors: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ')
             _p(r"Quantization scheme is not supported for\W+the current GPU\. Min capability: \d+", 4, VLLM_CT),
-            _p(r"requires (a )?(GPU|device) with compute capability", 2, DEEPSPEED_FLASH),
+            _p(r"requires? (a )?(GPU|device) with compute capability", 2, DEEPSPEED_FLASH),
             # Inductor refuses GPUs below Triton's minimum (GPUTooOldForTriton).
             _p(r"which is too old to be supported by the triton GPU compiler", 4, TORCH_INDUCTOR),
             _p(r"Triton only supports devices of CUDA Capability >= \d", 2, TORCH_INDUCTOR),
+            _p(
+                r"(?:Flash attention|Mem Efficient Attention|CuDNN attention|cuDNN MHA) only supports gpu "
+                r"architectures in the range \[sm\d+, sm\d+\]",
+                3,
+                TORCH_SDP,
+            ),
             # DeepGEMM's DG_HOST_ASSERT(arch_major == 9): "Assertion error (file:line): arch_major == 9".
             _p(r"Assertion error \([^)\n]*\):[^\n]{0,80}\barch_major\s*(?:==|>=)\s*\d+", 3, DEEPGEMM_ASSERT),
             _p(r"Unsupported architecture or scaling factor types", 3, DEEPGEMM),
@@ -483,6 +557,11 @@ CATEGORIES: tuple[Category, ...] = (
             ),
             # A TensorRT engine is specific to the GPU model it was built on.
             _p(r"engine plan file is generated on an incompatible device", 3.5, TRT),
+            _p(
+                r"executable is built for device \S+ of type \"[^\"\n]+\"; cannot run it on device",
+                4,
+                XLA_LOCAL_CLIENT,
+            ),
         ),
         "code built for one card runs on another of a different compute capability, or device numbers differ "
         "between nvidia-smi (PCI order) and CUDA (fastest first)",
@@ -496,7 +575,7 @@ CATEGORIES: tuple[Category, ...] = (
         "ptx-too-new-for-driver",
         "PTX newer than the driver's JIT",
         (
-            _p(r"the provided PTX was compiled with an unsupported toolchain", 4, CUDART),
+            _p(r"(?:the )?provided PTX was compiled with an unsupported toolchain", 4, CUDART),
             _p(r"cudaErrorUnsupportedPtxVersion|CUDA_ERROR_UNSUPPORTED_PTX_VERSION", 4, CUDRV),
             _p(r"\berror(?: code)?[ :=]*222\b", 2, CUDART),
             _p(r"a PTX JIT compilation failed|cudaErrorInvalidPtx|CUDA_ERROR_INVALID_PTX", 1, CUDRV),
@@ -558,6 +637,12 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"ptxas does not support CC \d+\.\d+|ptxas \S* ?too old", 3, TRITON_NVIDIA),
             _p(r"nvrtc: error: invalid value for --gpu-architecture", 3, NVRTC),
             _p(r"nvrtcCompileProgram\(\): NVRTC_ERROR_INVALID_OPTION", 3, HASHCAT_NVRTC),
+            # the same result named in a hashcat report without its function: hashcat's only variable option is the arch
+            _p(
+                r"\bhashcat\b[\s\S]{0,300}NVRTC_ERROR_INVALID_OPTION|NVRTC_ERROR_INVALID_OPTION[\s\S]{0,300}\bhashcat\b",
+                3,
+                HASHCAT_NVRTC,
+            ),
             # ptxas given PTX of an ISA version that predates the target it is asked for.
             _p(r"PTX \.version \d+\.\d+ does not support \.target sm_\d+", 3, NVCC),
             # Triton / Inductor running its bundled ptxas for the GPU's arch and failing.
@@ -594,6 +679,14 @@ CATEGORIES: tuple[Category, ...] = (
             # ollama's cudart probe: cudaSetDevice returned cudaErrorInsufficientDriver (35): "your nvidia driver is
             # too old or missing, please upgrade to run ollama" (later: ".  If you have a CUDA GPU please upgrade ...")
             _p(r"your nvidia driver is too old or missing", 4, OLLAMA_CUDART),
+            # Paddle compares the CUDA its build used with the one the driver supports (gpu_resources.cc): "The
+            # installed Paddle is compiled with CUDA 12.6, but CUDA runtime version in your machine is 12.2, which may
+            # cause serious incompatible bug."
+            _p(
+                r"Paddle is compiled with CUDA [\d.]+, but CUDA runtime version in your machine is [\d.]+",
+                3,
+                PADDLE_GPU,
+            ),
         ),
         "the CUDA runtime the program bundles needs a newer driver than the installed one",
         (
@@ -640,6 +733,7 @@ CATEGORIES: tuple[Category, ...] = (
             # torch.load of storages saved on a CUDA device this process does not have.
             _p(r"Attempting to deserialize object on (?:a )?CUDA device", 4, TORCH_SER),
             _p(r"Received incompatible devices for \w+ computation", 4, JAX_STAGES),
+            _p(r"primitive arguments must be colocated on the same device", 4, JAX_XLA),
             _p(r"AOTIModelContainerRunner(Cpu|Cuda)|AOTInductor|\bAOTI\b|\.pt2\b", 1, TORCH_AOTI),
             _p(r"CUDA error: invalid argument", 1, CUDART),
         ),
@@ -663,6 +757,14 @@ CATEGORIES: tuple[Category, ...] = (
             # Warp, when cuda_configure_kernel_shared_memory fails: "Failed to configure kernel dynamic shared memory
             # for this device, tried to configure {name} kernel for {n} bytes, but maximum available is {max}"
             _p(r"Failed to configure kernel dynamic shared memory for this device", 4, WARP_CONTEXT),
+            # cudaErrorInvalidValue / CUDA_ERROR_INVALID_VALUE ("invalid argument") beside the dynamic shared memory
+            # opt-in or a launch's request above the 48 KB default: the opt-in attribute was not set, or asked for more
+            # than the GPU's opt-in maximum (CuPy's launch(..., shared_mem=N), numba's sharedmem, nvcc's <<<g, b, N>>>).
+            _p(
+                rf"(?:{_INVALID_VALUE})[\s\S]{{0,400}}?(?:{_DYNAMIC_SMEM})|(?:{_DYNAMIC_SMEM})[\s\S]{{0,400}}?(?:{_INVALID_VALUE})",
+                3,
+                DRV_EXEC,
+            ),
             _p(r"uses too much shared data", 3, NVCC),
             _p(r"shared[_ ]mem(ory)?.{0,40}(exceed|too (much|large)|limit)", 1.5, PG_ARCH),
         ),
@@ -685,6 +787,8 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"Found no NVIDIA driver on your system", 3, TORCH_C10),
             _p(r"\btorch[ =_\-]*\d+\.\d+(\.\d+)?\+cpu\b", 1, TORCH_CUDA),
             _p(r"was compiled without GPU support", 3, BNB),
+            # bitsandbytes found a GPU but no library of its own for the CUDA it detected (or no runtime to load it)
+            _p(r"CUDA Setup failed despite GPU being available", 3, BNB),
             _p(r"This CTranslate2 package was not compiled with CUDA support", 4, CT2_DEVICES),
             # detectron2's and mmcv's ops: AT_ERROR("[Detectron2 is |DeformConv is ]not compiled with GPU support")
             _p(r"\bnot compiled with GPU support", 3, DETECTRON2),
@@ -724,6 +828,16 @@ CATEGORIES: tuple[Category, ...] = (
             # tf.test.is_built_with_cuda() is False: a TensorFlow built without CUDA (the CPU wheels, native Windows
             # since 2.11, the aarch64 PyPI wheels).
             _p(r"is_built_with_cuda(?:\(\))?\W{0,80}?(?:returns?\s+|is\s+|==\s*)?False\b", 3, TF_TEST),
+            # the same answer as scripts print it after the function's name ("Is built with CUDA: False"), and
+            # tf.sysconfig.get_build_info()'s 'is_cuda_build': False (an OrderedDict prints ('is_cuda_build', False)).
+            _p(r"\bbuilt with CUDA\W{0,4}(?:is\s*)?:?\s*False\b", 2.5, TF_TEST),
+            _p(r"'is_cuda_build'(?::|,)\s*False\b", 3, TF_BUILD_INFO),
+            # collect_env of a CPU-only torch (torch.version.cuda is None); ROCm builds print N/A and their ROCm.
+            _p(
+                r"CUDA used to build PyTorch: None\b(?![\s\S]{0,200}ROCM used to build PyTorch: \d)",
+                2.5,
+                TORCH_COLLECT_ENV,
+            ),
             # get_available_providers() of the CPU-only onnxruntime package: no CUDA provider in the list.
             _p(r"\[\s*'(?:Azure|CPU)ExecutionProvider'(?:\s*,\s*'(?:Azure|CPU)ExecutionProvider')*\s*\]", 1.5, ORT_PY),
             _p(r"CUDA driver library cannot be found", 3, NUMBA_DRIVER),
@@ -733,6 +847,9 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"Outdated \w+ installation found", 3, JAX_PLUGIN),
             # earlier releases: "Found cuDNN version 8600, but JAX was built against version 8906, which is newer."
             _p(r"but JAX was built against version \d+, which is newer", 3, JAX_PLUGIN),
+            # the same check when a component does not load at all: f"Unable to load {name}. Is it installed?"
+            _p(r"Unable to load (?:CUDA|cu[A-Z]{2,}\w*|NCCL)\. Is it installed\?", 3, JAX_PLUGIN),
+            _p(r"Could not find cuda drivers on your machine, GPU will not be used", 2, XLA_CUDART_STUB),
             # CuPy loads the CUDA libraries of its CUDA major at run time: "CuPy failed to load libnvrtc.so.12: ..."
             _p(r"CuPy failed to load \S+", 3, CUPY_SOFTLINK),
             # TensorFlow could not load a CUDA library of the version it was built for and runs on the CPU.
@@ -778,6 +895,9 @@ CATEGORIES: tuple[Category, ...] = (
                 DEEPSPEED_BUILDER,
             ),
             _p(r"CUDAMismatchException|CUDA_MISMATCH_MESSAGE", 2, TORCH_EXT),
+            # the head of DeepSpeed's message, as titles and summaries quote it
+            _p(r"Installed CUDA version [\d.]+ does not match\b", 3, DEEPSPEED_BUILDER),
+            _p(r"Cuda extensions are being compiled with a version of Cuda that does\s+not match", 4, APEX_SETUP),
         ),
         "an extension is compiled with a CUDA toolkit (the nvcc on PATH or CUDA_HOME) of another version than the "
         "one PyTorch was built with; the build tools refuse a different CUDA major, and a mixed build can fail at "
@@ -797,6 +917,24 @@ CATEGORIES: tuple[Category, ...] = (
         (
             _p(r"\.so: undefined symbol: _ZN?K?\d*(?:3c10|2at|5torch)", 4, DLOPEN),
             _p(r"undefined symbol: _Z\w{6,}", 2, DLOPEN),
+            # the same on Windows, for an extension module named as torch's build tools name them (_C, *_cuda, *_ext)
+            _p(
+                r"DLL load failed while importing \w*(?:_C|_cuda|_ext)\w*: The specified procedure could not be found",
+                3,
+                WIN_ERRORS,
+            ),
+            _p(r"xFormers can't load C\+\+/CUDA extensions\. xFormers was built for", 4, XFORMERS_CPP_LIB),
+            _p(r"operator torchvision::\w+ does not exist|No such operator torchvision::\w+", 3, TORCHVISION_META),
+            _p(
+                r"Couldn't load custom C\+\+ ops\. This can happen if your PyTorch and \w+ versions are incompatible",
+                3,
+                TORCHVISION_EXT,
+            ),
+            _p(
+                r"Detected that PyTorch and \w+ were compiled with different CUDA (?:major )?versions",
+                4,
+                TORCHVISION_EXT,
+            ),
         ),
         "the extension's binary was built against another PyTorch version or C++ ABI (cxx11abi) than the one "
         "installed, so importing it finds a C++ symbol missing: a build/packaging mismatch, not a GPU problem",
@@ -884,6 +1022,8 @@ SOURCE_PROJECTS: dict[str, str] = {
     "thu-ml/SageAttention": "sageattention",
     "jamjamjon/usls": "usls",
     "hashcat/hashcat": "hashcat",
+    "NVIDIA/apex": "apex",
+    "pytorch/vision": "torchvision",
 }
 
 

@@ -21,15 +21,20 @@ from cudafit.explain.arch_features import (
     iter_gpu_mentions,
     iter_support_claims,
     names_blackwell,
+    target_covers,
 )
 from cudafit.explain.catalogue import (
     CATEGORIES,
+    CUDART,
+    CUDRV,
     CUTLASS_STATUS,
     DRIVER_JIT,
     FA3_API,
     FA3_BUILD,
     FLASHMLA_BUILD,
+    MACHETE_BUILD,
     MIN_SCORE,
+    TORCH_SER,
     UNKNOWN,
     VLLM_CUTLASS_CHECK,
     Category,
@@ -37,7 +42,7 @@ from cudafit.explain.catalogue import (
 )
 from cudafit.explain.evidence import Evidence, Facts
 from cudafit.explain.extract import arch_number, clean, extract_facts
-from cudafit.model import JsonDict
+from cudafit.model import JsonDict, parse_sm_arch
 
 __all__ = ["HOPPER_ONLY", "Finding", "classify"]
 
@@ -157,21 +162,45 @@ class _Scoring:
             self.scores[cat_id] = (self.scores[cat_id][0] + delta, self.scores[cat_id][1])
 
 
+# Libraries whose builds are a/f-only, and their targets (the build files the catalogue cites): FlashMLA's setup.py
+# (sm_90a, sm_100f), FlashAttention-3's hopper/setup.py (sm_90a, sm_100a; its sm_80 cubins are optional), vLLM's
+# Machete (9.0a).
+_AF_ONLY_BUILDS: dict[str, tuple[str, ...]] = {
+    FLASHMLA_BUILD: ("sm_90a", "sm_100f"),
+    FA3_BUILD: ("sm_90a", "sm_100a"),
+    MACHETE_BUILD: ("sm_90a",),
+}
+# "no kernel image" as titles and excerpts cut it ("... no kernel image is availa")
+_MISSING_IMAGE = re.compile(r"\bno kernel image\b", re.I)
+_FAILED = re.compile(r"\b(?:error|fail(?:s|ed|ure)?|crash(?:es|ed)?|exception|abort(?:s|ed)?)\b", re.I)
+
+
 def _arch_specific_beside_missing_image(s: _Scoring) -> None:
     """An 'a'/'f' arch alone is not a failure; beside "no kernel image" it is the sharper diagnosis.  Matched
-    by names only, it needs a real a/f target among the facts ("sm_00a" or "95a" name none)."""
+    by names only, it needs a real a/f target among the facts ("sm_00a" or "95a" name none).  A library whose build
+    is a/f-only (:data:`_AF_ONLY_BUILDS`) failing beside a GPU none of its targets covers is the same diagnosis."""
     if "arch-specific-mismatch" not in s.scores:
         return
     match = s.matches["arch-specific-mismatch"]
-    built_af_only = {FLASHMLA_BUILD, FA3_BUILD} & set(match.sources)  # libraries whose builds are a/f-only
+    built_af_only = set(_AF_ONLY_BUILDS) & set(match.sources)  # libraries whose builds are a/f-only
     real = any(a[-1] in "af" for a in s.facts.get("archs", [])) or bool(built_af_only)
     if match.strongest < 2.5 and not real:
         del s.scores["arch-specific-mismatch"]
         return
     if "no-kernel-image" in s.scores or "mixed-gpu" in s.scores:
         s.bump("arch-specific-mismatch", s.scores.get("no-kernel-image", (2.0, []))[0])
+    elif built_af_only and (_MISSING_IMAGE.search(s.body) or _outside_af_build(s, built_af_only)):
+        s.bump("arch-specific-mismatch", 1.5)
     elif s.matches["arch-specific-mismatch"].strongest < 2.5:  # only arch names, no failure of their own
         del s.scores["arch-specific-mismatch"]
+
+
+def _outside_af_build(s: _Scoring, libraries: set[str]) -> bool:
+    """Whether the log reports a failure beside a GPU that none of these a/f-only builds' targets covers."""
+    if not _FAILED.search(s.body):
+        return False
+    targets = [parse_sm_arch(t) for lib in libraries for t in _AF_ONLY_BUILDS[lib]]
+    return any(not any(target_covers(t, g.compute_capability) for t in targets) for g in _gpus_named(s))
 
 
 def _range_check_refusal(s: _Scoring) -> None:
@@ -264,12 +293,12 @@ def _arch_feature_beside_gpu(s: _Scoring) -> None:
 
 
 def _af_build_refusal(s: _Scoring) -> None:
-    """A library whose kernels exist for 'a'/'f' targets only states which GPUs those are ("is only supported on
-    SM100, SM103", ``mSM == kSM_100``, ``is_sm100_supported()``, DeepGEMM's "Unsupported architecture", "Hopper-only":
-    :func:`.iter_support_claims`).  Beside the GPU that met it: a GPU outside the targets and newer than the oldest of
-    them needs kernels built for its own target (arch-specific); a guard refusing a GPU below all of them, or one it
-    lists itself (a wrong guard, FlashAttention-4's "Only SM 10.x and 11.x" on an sm_103), is the library's own
-    capability check (capability-guard)."""
+    """A library's statement of the GPUs its kernels are for (:func:`.iter_support_claims`).  Its own check refusing
+    the GPU ("is only supported on SM100, SM103", ``mSM == kSM_100``, ``is_sm100_supported()``, DeepGEMM's and the
+    trtllm-gen runners' "Unsupported architecture", FlashAttention-4's "Only SM 10.x and 11.x are supported") is a
+    capability guard, right or wrong, whatever GPU it met; a statement of the a/f targets the kernels are built for
+    ("SM90a and SM100f", CuTe DSL's target list, "Hopper-only") beside a GPU outside them is an arch-specific
+    build meeting another GPU."""
     claims = list(iter_support_claims(s.body))
     if not claims:
         return
@@ -278,19 +307,12 @@ def _af_build_refusal(s: _Scoring) -> None:
         lo, hi = claim.span
         masked = masked[:lo] + " " * (hi - lo) + masked[hi:]
     gpus = [g.compute_capability for g in _gpus_named(s, masked)]
-    if not gpus:
-        return
-    verdicts: dict[str, list[tuple[str, str]]] = {}
-    for claim in claims:
-        outside = [cc for cc in gpus if cc not in claim.ccs]
-        if outside and (not claim.guard or any(cc > min(claim.ccs) for cc in outside)):
-            verdicts.setdefault("arch-specific-mismatch", []).append((claim.line, claim.source))
-        elif claim.guard:
-            verdicts.setdefault("capability-guard", []).append((claim.line, claim.source))
-    cat_id = "arch-specific-mismatch" if "arch-specific-mismatch" in verdicts else next(iter(verdicts), None)
-    if cat_id:
-        found = verdicts[cat_id]
-        _decide(s, cat_id, [line for line, _src in found], [src for _line, src in found])
+    arch = [c for c in claims if not c.guard and any(cc not in c.ccs for cc in gpus)]
+    guards = [c for c in claims if c.guard]
+    found = arch or guards
+    if found:
+        cat_id = "arch-specific-mismatch" if arch else "capability-guard"
+        _decide(s, cat_id, [c.line for c in found], [c.source for c in found])
 
 
 _CUTLASS_STATUS = re.compile(r"\bError (?:Internal|Architecture Mismatch)\b")
@@ -349,6 +371,66 @@ def _mixed_host(s: _Scoring) -> None:
         s.scores["mixed-gpu"] = (best + 0.5, [line for cid in missing for line in s.scores[cid][1]])
 
 
+# A torch that cannot use CUDA at all: its own error, collect_env's "None", or a "+cpu" version.
+CPU_ONLY_TORCH = (
+    r"Torch not compiled with CUDA enabled|CUDA used to build PyTorch: None\b|torch\.version\.cuda\s*(?:is|==)\s*None|"
+    r"\b\d+\.\d+(?:\.\d+)?\+cpu\b"
+)
+
+
+def _cpu_build_loading_cuda_data(s: _Scoring) -> None:
+    """torch.load's "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False"
+    (torch/serialization.py, validate_cuda_device) says only that this process has no CUDA: on a machine without a
+    GPU, or with CUDA_VISIBLE_DEVICES hiding it, the data must be mapped (map_location, device-mismatch, what the
+    message itself advises); with a CPU-only torch in the same log the build is the cause (wrong-framework-build)."""
+    if "device-mismatch" not in s.scores or TORCH_SER not in s.matches["device-mismatch"].sources:
+        return
+    if re.search(CPU_ONLY_TORCH, s.body):
+        _move(s, "device-mismatch", "wrong-framework-build")
+
+
+# CuPy (or an NVRTC program) compiling at run time: the module it loads is its own NVRTC's output.  CuPy's own
+# modules, classes and version, not a package list naming cupy-cuda12x beside another library's failure.
+RUNTIME_COMPILED = (
+    r"cupy_backends|\bcupy\.(?:cuda|_core)\b|cupy/_core|\bCUDADriverError\b|\bRaw(?:Kernel|Module)\b|\bCuPy v?\d|"
+    r"nvrtcCompileProgram|NVRTC_ERROR_\w+"
+)
+
+
+def _runtime_compiled_module_rejected(s: _Scoring) -> None:
+    """A driver refusing a module CuPy just compiled (CUDA_ERROR_NO_BINARY_FOR_GPU, "device kernel image is invalid"):
+    CuPy builds each kernel with NVRTC for min(the GPU's compute capability, the newest arch its NVRTC accepts)
+    (cupy/cuda/compiler.py, _get_arch), so the code is missing for this GPU because the NVRTC is older than the GPU,
+    not because a package left the arch out (CuPy on sm_120 with an NVRTC before 12.8)."""
+    if "no-kernel-image" not in s.scores or not set(s.matches["no-kernel-image"].sources) <= {CUDART, CUDRV}:
+        return
+    if re.search(RUNTIME_COMPILED, s.body):
+        _move(s, "no-kernel-image", "jit-toolchain-too-old")
+
+
+# "device kernel image is invalid" is CUDA_ERROR_INVALID_IMAGE (200; 300, CUDA_ERROR_INVALID_SOURCE, prints the same
+# string): "the device kernel image is invalid. This can also indicate an invalid CUDA module" (cuda.h), an image
+# the driver cannot read, unlike a fatbin without code for the GPU (209, no kernel image).
+INVALID_IMAGE = r"device kernel image is invalid|cudaErrorInvalidKernelImage|CUDA_ERROR_INVALID_(?:IMAGE|SOURCE)"
+_DRIVER_VERSION = re.compile(r"\bDriver(?: Version)?\s*[:=]?\s*(\d{3})\.\d+", re.I)
+# Compressed fatbins need driver 550.54.14+ for CUDA 12 builds and 580+ for CUDA 13 (rapids-cmake's fatbin compression
+# levels, https://docs.rapids.ai/api/rapids-cmake/stable/command/rapids_cuda_enable_fatbin_compression; ollama raised
+# its minimum driver to 550 for its compressed CUDA libraries, ollama/ollama#12258).
+COMPRESSED_FATBIN_MIN_DRIVER = 550
+
+
+def _image_the_driver_cannot_load(s: _Scoring) -> None:
+    """An invalid image with a driver below what compressed fatbins need: the driver is too old to read the image."""
+    if "no-kernel-image" not in s.scores or s.matches["no-kernel-image"].strongest >= 3:
+        return
+    if not re.search(INVALID_IMAGE, s.body):
+        return
+    version = s.facts.get("driver_version")
+    m = re.match(r"(\d{3})\.", version) if version else _DRIVER_VERSION.search(s.body)
+    if m and int(m.group(1)) < COMPRESSED_FATBIN_MIN_DRIVER:
+        _move(s, "no-kernel-image", "driver-too-old")
+
+
 # The precedence rules, applied in this order after the patterns' weights are summed: each picks the root
 # cause where several categories match one log.
 _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
@@ -362,6 +444,9 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _offline_or_driver_jit,
     _build_dropped_the_arch,
     _mixed_host,
+    _cpu_build_loading_cuda_data,
+    _runtime_compiled_module_rejected,
+    _image_the_driver_cannot_load,
 )
 
 
