@@ -164,6 +164,15 @@ FLASHMLA_API = "deepseek-ai/FlashMLA:csrc/api/dense_decode.h"
 FA3_API = "Dao-AILab/flash-attention:hopper/flash_api.cpp"
 VLLM_SCALED_MM = "vllm-project/vllm:csrc/quantization/cutlass_w8a8/scaled_mm_entry.cu"
 VLLM_NVFP4 = "vllm-project/vllm:csrc/quantization/fp4/nvfp4_scaled_mm_entry.cu"
+# CUTLASS's Status strings (cutlassGetStatusString): kErrorInternal is "Error Internal", what the device-level
+# adapters return when the kernel launch itself fails (gemm/device/gemm_universal_adapter.h: cudaGetLastError() !=
+# cudaSuccess), kErrorArchMismatch "Error Architecture Mismatch".  vLLM's and sglang's CUTLASS_CHECK raise the
+# string alone ("RuntimeError: Error Internal"), CUTLASS's examples print "Got cutlass error: Error Internal at: N".
+CUTLASS_STATUS = "NVIDIA/cutlass:include/cutlass/cutlass.h"
+VLLM_CUTLASS_CHECK = "vllm-project/vllm:csrc/cutlass_extensions/common.hpp"
+# TensorRT-LLM's trtllm-gen runners (and FlashInfer's copy) look their cubins up by a key that includes the SM:
+# TLLM_CHECK_WITH_INFO(findIter != mFunctions.end(), "Trtllm-gen kernels not found: " + info).
+TRTLLM_GEN = "NVIDIA/TensorRT-LLM:cpp/tensorrt_llm/kernels/trtllmGenKernels/fmha/fmhaKernels.h"
 # FlashMLA's setup.py builds -gencode arch=compute_90a,code=sm_90a and compute_100f,code=sm_100f only (earlier
 # releases and sgl-kernel's cmake/flashmla.cmake: sm_90a, sm_100a): no plain-arch code, no PTX.
 FLASHMLA_BUILD = "deepseek-ai/FlashMLA:setup.py"
@@ -171,6 +180,8 @@ FLASHMLA_BUILD = "deepseek-ai/FlashMLA:setup.py"
 # (the *_sm90.cu instantiations; *_sm100.cu: compute_100a, *_sm80.cu: sm_80 cubins): no PTX, and no code for a GPU
 # outside sm_80-family cubins and the a targets.  Its sources (hopper/flash_fwd_launch_template.h, ...) name it.
 FA3_BUILD = "Dao-AILab/flash-attention:hopper/setup.py"
+# vLLM's Machete kernels: cuda_archs_loose_intersection(MACHETE_ARCHS "9.0a" "${CUDA_ARCHS}") -- Hopper's a target only.
+MACHETE_BUILD = "vllm-project/vllm:CMakeLists.txt"
 # hashcat (src/ext_nvrtc.c) reports NVRTC's result as "nvrtcCompileProgram(): %s"; the options it passes are fixed
 # but for --gpu-architecture=compute_<the device's sm_major*10+sm_minor> (src/backend.c), so NVRTC's
 # NVRTC_ERROR_INVALID_OPTION there is an NVRTC older than the GPU.
@@ -466,6 +477,8 @@ CATEGORIES: tuple[Category, ...] = (
             ),
             # Kernels of a library built for 'a' targets only: weak alone, decisive next to "no kernel image".
             _p(r"\bFlashMLA\b|flash_mla|flash_fwd_mla|splitkv_mla", 1.5, FLASHMLA_BUILD),
+            # vLLM's Machete mixed-input GEMMs (wgmma): CMakeLists.txt builds them for "9.0a" only.
+            _p(r"\bMachete\w*|\bmachete_(?:mm|prepack)\w*", 1.5, MACHETE_BUILD),
             # FlashAttention-3's own names (the extension flash_attn_3_cuda, its hopper/ sources and _sm90
             # instantiations), also when vendored (xformers' third_party/flash-attention/hopper/).
             _p(
@@ -492,11 +505,20 @@ CATEGORIES: tuple[Category, ...] = (
                 VLLM_SCALED_MM,
             ),
             _p(r"No compiled nvfp4 \w+ kernel for SM 1\d\d\b", 3, VLLM_NVFP4),
+            # trtllm-gen cubins exist per a/f target (Sm100a, Sm100f, Sm103a): a lookup that misses for the GPU's SM
+            # ("Trtllm-gen kernels not found: sm=103, headDimQk=192, ...") is a build without that target's cubins
+            # (the same message without sm= is printed for unsupported head sizes too, and is not matched).
+            _p(r"Trtllm-gen kernels not found: (?:[^\n]*?\b)?sm=\d{2,3}\b", 2.5, TRTLLM_GEN),
         ),
         "code compiled for an 'a' target runs only on exactly that compute capability, and 'f' code only on its "
-        "family (CUDA Programming Guide §5.1.2): a GPU outside it finds no usable code",
+        "family (CUDA Programming Guide §5.1.2): a GPU outside it finds no usable code, and instructions that only "
+        "a/f targets have (wgmma, tcgen05, block-scaled mma) exist on no other GPU",
         (
-            "use a build that also carries plain sm_XY or PTX code for this GPU (cudafit check 'PKG' --gpu NAME)",
+            'build for this GPU\'s own arch-specific target: TORCH_CUDA_ARCH_LIST="<cc>a" (e.g. "10.3a" for a '
+            'B300, "12.0a" for an RTX 50xx; nvcc -gencode arch=compute_<cc>a,code=sm_<cc>a), or its family target '
+            "<cc>f where the code allows; a plain sm_XY build does not enable these instructions",
+            "or use the library's kernels (release, backend or wheel) made for this GPU: cudafit check 'PKG' --gpu "
+            "NAME shows the a/f targets a package carries",
             "or run on the GPU the a/f code was built for",
         ),
     ),
@@ -1203,6 +1225,7 @@ SOURCE_PROJECTS: dict[str, str] = {
     "NVIDIA/TransformerEngine": "transformer-engine",
     "deepseek-ai/DeepGEMM": "deepgemm",
     "NVIDIA/cutlass": "cutlass",
+    "NVIDIA/TensorRT-LLM": "tensorrt-llm",
     "NVIDIA/cccl": "thrust",
     "deepseek-ai/FlashMLA": "flashmla",
     "llvm/llvm-project": "llvm",

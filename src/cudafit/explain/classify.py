@@ -15,25 +15,36 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
+from cudafit.explain.arch_features import (
+    GpuMention,
+    iter_arch_features,
+    iter_gpu_mentions,
+    iter_support_claims,
+    names_blackwell,
+    target_covers,
+)
 from cudafit.explain.catalogue import (
     CATEGORIES,
     CUDART,
     CUDRV,
     CUT_SHORT_MESSAGES,
     CUT_SHORT_MIN,
+    CUTLASS_STATUS,
     DRIVER_JIT,
     FA3_API,
     FA3_BUILD,
     FLASHMLA_BUILD,
+    MACHETE_BUILD,
     MIN_SCORE,
     TORCH_SER,
     UNKNOWN,
+    VLLM_CUTLASS_CHECK,
     Category,
     project_of,
 )
 from cudafit.explain.evidence import Evidence, Facts
 from cudafit.explain.extract import CUDA_ERRORS, arch_number, clean, extract_facts
-from cudafit.model import JsonDict
+from cudafit.model import JsonDict, parse_sm_arch
 
 __all__ = ["HOPPER_ONLY", "Finding", "classify"]
 
@@ -154,21 +165,45 @@ class _Scoring:
             self.scores[cat_id] = (self.scores[cat_id][0] + delta, self.scores[cat_id][1])
 
 
+# Libraries whose builds are a/f-only, and their targets (the build files the catalogue cites): FlashMLA's setup.py
+# (sm_90a, sm_100f), FlashAttention-3's hopper/setup.py (sm_90a, sm_100a; its sm_80 cubins are optional), vLLM's
+# Machete (9.0a).
+_AF_ONLY_BUILDS: dict[str, tuple[str, ...]] = {
+    FLASHMLA_BUILD: ("sm_90a", "sm_100f"),
+    FA3_BUILD: ("sm_90a", "sm_100a"),
+    MACHETE_BUILD: ("sm_90a",),
+}
+# "no kernel image" as titles and excerpts cut it ("... no kernel image is availa")
+_MISSING_IMAGE = re.compile(r"\bno kernel image\b", re.I)
+_FAILED = re.compile(r"\b(?:error|fail(?:s|ed|ure)?|crash(?:es|ed)?|exception|abort(?:s|ed)?)\b", re.I)
+
+
 def _arch_specific_beside_missing_image(s: _Scoring) -> None:
     """An 'a'/'f' arch alone is not a failure; beside "no kernel image" it is the sharper diagnosis.  Matched
-    by names only, it needs a real a/f target among the facts ("sm_00a" or "95a" name none)."""
+    by names only, it needs a real a/f target among the facts ("sm_00a" or "95a" name none).  A library whose build
+    is a/f-only (:data:`_AF_ONLY_BUILDS`) failing beside a GPU none of its targets covers is the same diagnosis."""
     if "arch-specific-mismatch" not in s.scores:
         return
     match = s.matches["arch-specific-mismatch"]
-    built_af_only = {FLASHMLA_BUILD, FA3_BUILD} & set(match.sources)  # libraries whose builds are a/f-only
+    built_af_only = set(_AF_ONLY_BUILDS) & set(match.sources)  # libraries whose builds are a/f-only
     real = any(a[-1] in "af" for a in s.facts.get("archs", [])) or bool(built_af_only)
     if match.strongest < 2.5 and not real:
         del s.scores["arch-specific-mismatch"]
         return
     if "no-kernel-image" in s.scores or "mixed-gpu" in s.scores:
         s.bump("arch-specific-mismatch", s.scores.get("no-kernel-image", (2.0, []))[0])
+    elif built_af_only and (_MISSING_IMAGE.search(s.body) or _outside_af_build(s, built_af_only)):
+        s.bump("arch-specific-mismatch", 1.5)
     elif s.matches["arch-specific-mismatch"].strongest < 2.5:  # only arch names, no failure of their own
         del s.scores["arch-specific-mismatch"]
+
+
+def _outside_af_build(s: _Scoring, libraries: set[str]) -> bool:
+    """Whether the log reports a failure beside a GPU that none of these a/f-only builds' targets covers."""
+    if not _FAILED.search(s.body):
+        return False
+    targets = [parse_sm_arch(t) for lib in libraries for t in _AF_ONLY_BUILDS[lib]]
+    return any(not any(target_covers(t, g.compute_capability) for t in targets) for g in _gpus_named(s))
 
 
 def _range_check_refusal(s: _Scoring) -> None:
@@ -220,6 +255,84 @@ def _guard_naming_an_arch(s: _Scoring) -> None:
     """A guard's message carrying "sm75" is not an arch-specific failure."""
     if "capability-guard" in s.scores and "arch-specific-mismatch" in s.scores and "no-kernel-image" not in s.scores:
         del s.scores["arch-specific-mismatch"]
+
+
+def _gpus_named(s: _Scoring, text: str | None = None) -> list[GpuMention]:
+    """The GPUs the log names (:func:`~cudafit.explain.arch_features.iter_gpu_mentions`), the extracted ``gpus``
+    facts first; ``text`` replaces the body where parts of it name targets rather than GPUs."""
+    facts = [(g["name"], g["compute_capability"]) for g in s.facts.get("gpus", [])]
+    return list(iter_gpu_mentions(s.body if text is None else text, facts))
+
+
+def _decide(s: _Scoring, cat_id: str, lines: Sequence[str], sources: Sequence[str], floor: float = 3.0) -> None:
+    """A rule found ``cat_id`` to be the root cause: it ranks first (a point above every other category, so that a
+    later rule's half-point promotion of a plain "no kernel image", _mixed_host's, stays below it; at least
+    ``floor``), quoting ``lines`` and citing ``sources``."""
+    others = [score for cid, (score, _lines) in s.scores.items() if cid != cat_id]
+    score = max([floor, *(o + 1.0 for o in others)])
+    old_lines = s.scores.get(cat_id, (0.0, []))[1]
+    s.scores[cat_id] = (score, list(lines) + old_lines)
+    old = s.matches.get(cat_id)
+    s.matches[cat_id] = _Match(
+        score,
+        tuple(lines) + (old.lines if old else ()),
+        max(score, old.strongest if old else 0.0),
+        old.last if old else -1,
+        tuple(dict.fromkeys((*sources, *(old.sources if old else ())))),
+    )
+
+
+def _arch_feature_beside_gpu(s: _Scoring) -> None:
+    """An instruction only 'a'/'f' targets have (wgmma: sm_90a; tcgen05/TMEM/UMMA: the sm_100a family; block-scaled
+    mma.sync: sm_120a/sm_121a; redux.sync .f32; FP4 cvt; the PTX ISA's target notes, :data:`.ARCH_FEATURES`) named
+    beside a GPU none of those targets covers: no build can give that GPU the kernel, the code is arch-specific."""
+    features = list(iter_arch_features(s.body))
+    if not features:
+        return
+    gpus = _gpus_named(s)
+    missing = [(f, line) for f, line in features if any(not f.covers(g.compute_capability) for g in gpus)]
+    if missing:
+        _decide(s, "arch-specific-mismatch", [line for _f, line in missing], [f.section for f, _l in missing], 3.5)
+
+
+def _af_build_refusal(s: _Scoring) -> None:
+    """A library's statement of the GPUs its kernels are for (:func:`.iter_support_claims`).  Its own check refusing
+    the GPU ("is only supported on SM100, SM103", ``mSM == kSM_100``, ``is_sm100_supported()``, DeepGEMM's and the
+    trtllm-gen runners' "Unsupported architecture", FlashAttention-4's "Only SM 10.x and 11.x are supported") is a
+    capability guard, right or wrong, whatever GPU it met; a statement of the a/f targets the kernels are built for
+    ("SM90a and SM100f", CuTe DSL's target list, "Hopper-only") beside a GPU outside them is an arch-specific
+    build meeting another GPU."""
+    claims = list(iter_support_claims(s.body))
+    if not claims:
+        return
+    masked = s.body
+    for claim in claims:  # the SM numbers a claim lists are targets, not the GPU
+        lo, hi = claim.span
+        masked = masked[:lo] + " " * (hi - lo) + masked[hi:]
+    gpus = [g.compute_capability for g in _gpus_named(s, masked)]
+    arch = [c for c in claims if not c.guard and any(cc not in c.ccs for cc in gpus)]
+    guards = [c for c in claims if c.guard]
+    found = arch or guards
+    if found:
+        cat_id = "arch-specific-mismatch" if arch else "capability-guard"
+        _decide(s, cat_id, [c.line for c in found], [c.source for c in found])
+
+
+_CUTLASS_STATUS = re.compile(r"\bError (?:Internal|Architecture Mismatch)\b")
+_CUTLASS_NAME = re.compile(r"cutlass", re.I)
+
+
+def _cutlass_launch_on_af_gpu(s: _Scoring) -> None:
+    """CUTLASS's "Error Internal" (kErrorInternal: the kernel launch failed) or "Error Architecture Mismatch" from a
+    CUTLASS kernel on a GPU of compute capability 9.0 or newer: CUTLASS's kernels for those GPUs use wgmma/tcgen05/
+    block-scaled MMA and are built for 'a'/'f' targets only (include/cute/arch/config.hpp enables them for
+    sm_90a, sm_100a/f, sm_120a/f), so a launch that fails there is a kernel built for another of those targets."""
+    if not (_CUTLASS_STATUS.search(s.body) and _CUTLASS_NAME.search(s.body)):
+        return
+    ccs = [g.compute_capability for g in _gpus_named(s)]
+    if any(cc.major >= 9 for cc in ccs) or (not ccs and names_blackwell(s.body)):
+        lines = [line.strip()[:300] for line in s.body.splitlines() if _CUTLASS_STATUS.search(line)]
+        _decide(s, "arch-specific-mismatch", lines[:3], [CUTLASS_STATUS, VLLM_CUTLASS_CHECK])
 
 
 def _offline_or_driver_jit(s: _Scoring) -> None:
@@ -428,6 +541,9 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _range_check_refusal,
     _hopper_only_guards,
     _guard_naming_an_arch,
+    _arch_feature_beside_gpu,
+    _af_build_refusal,
+    _cutlass_launch_on_af_gpu,
     _offline_or_driver_jit,
     _build_dropped_the_arch,
     _mixed_host,
