@@ -77,11 +77,12 @@ def test_held_out_batch_is_held_out_whatever_its_url_hashes_to() -> None:
 
 
 # Measured (README of the corpus). The blind session-6 batch scored 111/171 (64.9%) when it was committed, before any
-# change; the 6 of its threads a development batch also holds were dropped from it, and it was then split by URL hash:
-# 96 records became development records (`issue-18-session6-blind-devhalf`, 63/96 then), 69 stay held out (44/69 then,
-# never tuned on). With that, on ee1a9bf: dev 455/526 (86.5%), held-out 337/391 (86.2%). Floors: the measured
+# change; it was split by URL hash into a development half (`issue-18-session6-blind-devhalf`) and a held-out half,
+# and every thread a development batch also gathered left its held-out side (64 held-out records remain). After the
+# session-6 work, on the same corpus: dev 537/585 (91.8%; 469/585 with the classifier the session started from),
+# held-out 343/386 (88.9%; 324/386 before), the blind held-out half 43/64 (37/64 before). Floors: the measured
 # figures, rounded down.
-@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.86), (HELD_OUT, 0.86)])
+@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.91), (HELD_OUT, 0.88)])
 def test_accuracy(part: str, floor: float) -> None:
     result = score(parts(RECORDS)[part])
     print(f"\nexplain corpus, {part}: {result}")

@@ -18,7 +18,7 @@ import pytest
 from cudafit.cli import main
 from cudafit.explain import classify, logread
 from cudafit.explain.logread import read_log
-from explain_corpus import load
+from explain_corpus import DEV, load, part_of
 from terminal import have_tmux, run_in_terminal
 
 NOISE = b"".join(
@@ -60,7 +60,8 @@ def test_every_corpus_message_survives_being_buried_in_a_log() -> None:
         want = classify(rec["text"])[0].category
         got = classify(read_log(io.BytesIO(data)).text)[0].category
         if got != want:
-            lost.append((rec["url"], want, got))
+            # a held-out record is never shown record by record, even here: counted only
+            lost.append((rec["url"], want, got) if part_of(rec) == DEV else ("a held-out record", "", ""))
     assert not lost, lost
 
 
