@@ -1238,7 +1238,6 @@ SOURCE_PROJECTS: dict[str, str] = {
     "Rust-GPU/Rust-CUDA": "rust-cuda",
     "NVIDIA/apex": "apex",
     "pytorch/vision": "torchvision",
-    "NVIDIA/TensorRT-LLM": "tensorrt-llm",
     "NVIDIA/TensorRT-Edge-LLM": "tensorrt-edge-llm",
     "pytorch/extension-cpp": "torch-extension",
     "NVIDIA/libnvidia-container": "nvidia-container-toolkit",
