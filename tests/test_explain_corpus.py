@@ -80,9 +80,11 @@ def test_held_out_batch_is_held_out_whatever_its_url_hashes_to() -> None:
 # change; it was split by URL hash into a development half (`issue-18-session6-blind-devhalf`) and a held-out half,
 # and every thread a development batch also gathered left its held-out side (64 held-out records remain). After the
 # session-6 work, on the same corpus: dev 537/585 (91.8%; 469/585 with the classifier the session started from),
-# held-out 343/386 (88.9%; 324/386 before), the blind held-out half 43/64 (37/64 before). Floors: the measured
-# figures, rounded down.
-@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.91), (HELD_OUT, 0.88)])
+# held-out 343/386 (88.9%; 324/386 before), the blind held-out half 43/64 (37/64 before). The third blind batch
+# (`issue-18-session6-blind2`, 134 held-out records, committed before any look at its scores) measured main's
+# classifier at 93/134 (69.4%); with it the held-out part is 436/520 (83.8%). Floors: the measured figures, rounded
+# down.
+@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.91), (HELD_OUT, 0.83)])
 def test_accuracy(part: str, floor: float) -> None:
     result = score(parts(RECORDS)[part])
     print(f"\nexplain corpus, {part}: {result}")
