@@ -22,12 +22,12 @@ The GPUs come from :func:`iter_gpu_mentions`: the extractor's ``gpus`` facts, "S
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from cudafit.model import ComputeCapability, SmArch, parse_sm_arch
+from cudafit.explain.extract import _table_cc
+from cudafit.model import ComputeCapability, SmArch, parse_compute_capability, parse_sm_arch
 from cudafit.rules import compat, tables
 
 __all__ = [
@@ -197,15 +197,10 @@ _PRODUCT = re.compile(
 _MAX_PRODUCT_LOOKUPS = 16
 
 
-@functools.lru_cache(maxsize=256)
 def _product_cc(name: str) -> ComputeCapability | None:
-    from cudafit.errors import CudafitError
-    from cudafit.rules.gpus import resolve_gpu
-
-    try:
-        return resolve_gpu(name).compute_capability
-    except CudafitError:
-        return None
+    """The table's compute capability for a product name, through the extractor's own cached look-up."""
+    cc = _table_cc(name)
+    return parse_compute_capability(cc) if cc else None
 
 
 def _known(cc: ComputeCapability) -> bool:
