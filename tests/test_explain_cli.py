@@ -105,3 +105,12 @@ def test_catalogue_lists_every_pattern_with_its_emitter(capsys: pytest.CaptureFi
     assert main(["explain", "--catalogue"]) == 0
     text = capsys.readouterr().out
     assert "  OpenNMT/CTranslate2:src/devices.cc\n" in text
+
+
+def test_a_gpu_given_by_its_compute_capability_is_not_named_twice(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--gpu 6.1` names the GPU "compute capability 6.1": the cause says so once, not "... 6.1 (6.1)"."""
+    rc = main(["explain", "CUDA error: no kernel image is available for execution on the device", "--gpu", "6.1"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "compute capability 6.1" in out
+    assert "6.1 (6.1)" not in out

@@ -83,6 +83,15 @@ class Gpu:
         capability, never on the product name, so it is named by the compute capability."""
         return cls(str(cc), cc)
 
+    @property
+    def label(self) -> str:
+        """``Tesla T4 (7.5)``; a GPU named by its compute capability alone (``--gpu 8.6``: "compute capability 8.6",
+        or "8.6") is not named twice ("compute capability 8.6 (8.6)")."""
+        cc = str(self.compute_capability)
+        if self.name in (cc, f"compute capability {cc}"):
+            return f"compute capability {cc}"
+        return f"{self.name} ({cc})"
+
     def to_dict(self) -> JsonDict:
         """JSON form."""
         return {"name": self.name, "compute_capability": str(self.compute_capability), "index": self.index}

@@ -90,7 +90,7 @@ def uv_auto(gpus: Sequence[Gpu], driver: DriverVersion | None, results: Sequence
         return UvAuto(variant="cpu", index_url=None, runs=None, why=f"driver {driver} is below every variant")
     bad = [g for g in gpus if not pick.can_target(g.compute_capability)]
     if bad:
-        names = ", ".join(f"{g.name} ({g.compute_capability})" for g in bad)
+        names = ", ".join(g.label for g in bad)
         why = f"CUDA {pick.cuda} cannot target {names} (its lowest arch is {pick.lowest_arch})"
         return UvAuto(variant=pick.name, index_url=pick.index_url, runs=False, why=why)
     judged = [r for r in results if r.variant == pick.name and r.status != "error"]

@@ -67,7 +67,7 @@ def arch_list(ccs: Sequence[ComputeCapability]) -> str:
 
 def describe(gpus: Sequence[Gpu]) -> str:
     """``Tesla T4 (7.5), NVIDIA A100 (8.0)``."""
-    return ", ".join(f"{g.name} ({g.compute_capability})" for g in gpus)
+    return ", ".join(g.label for g in gpus)
 
 
 def plan_command(ccs: Sequence[ComputeCapability]) -> str:

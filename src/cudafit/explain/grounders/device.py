@@ -27,7 +27,7 @@ def _static_shared_memory(out: Grounded, sm: SharedMemory, limits: list[tuple[Gp
     out.fixes = []
     if fits or not limits:
         where = (
-            ", ".join(f"{x.name} ({x.compute_capability}): {lim} bytes" for x, lim in fits)
+            ", ".join(f"{x.label}: {lim} bytes" for x, lim in fits)
             or "GPUs of compute capability 7.0+"
         )
         out.fixes.append(
@@ -37,7 +37,7 @@ def _static_shared_memory(out: Grounded, sm: SharedMemory, limits: list[tuple[Gp
         )
     for x, lim in short:
         out.fixes.append(
-            f"{x.name} ({x.compute_capability}) allows at most {lim} bytes per block even with the opt-in: use a "
+            f"{x.label} allows at most {lim} bytes per block even with the opt-in: use a "
             "smaller tile there"
         )
 

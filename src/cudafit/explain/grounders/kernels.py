@@ -123,7 +123,7 @@ def _package_notes(g: Ground) -> tuple[list[str], list[str]]:
     build = g.ev.get("build_archs")
     if build and g.ccs:
         missing = [
-            f"{x.name} ({x.compute_capability})"
+            x.label
             for x in g.gpus
             if not any(arch_runs_on(a, x.compute_capability) for a in build)
         ]
