@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, replace
 
 from cudafit.explain.extract import UNPREFIXED_AF_MENTION
+from cudafit.explain.forms import iter_form_sources
 from cudafit.rules.ecosystem import load_ecosystem
 
 __all__ = [
@@ -1251,8 +1252,10 @@ def project_of(source: str) -> str | None:
 
 
 def iter_sources() -> list[tuple[str, str, str]]:
-    """(category, source, pattern) for every pattern of the catalogue: what ``cudafit explain --sources`` lists."""
-    return [(c.id, p.source, p.regex.pattern) for c in CATEGORIES for p in c.patterns]
+    """(category, source, pattern) for every pattern of the catalogue, then for every form of :mod:`.forms` and each
+    emitter it generalises: what ``cudafit explain --catalogue`` lists."""
+    rows = [(c.id, p.source, p.regex.pattern) for c in CATEGORIES for p in c.patterns]
+    return rows + list(iter_form_sources())
 
 
 _BY_ID = {c.id: c for c in CATEGORIES}

@@ -44,6 +44,7 @@ from cudafit.explain.catalogue import (
 )
 from cudafit.explain.evidence import Evidence, Facts
 from cudafit.explain.extract import CUDA_ERRORS, arch_number, clean, extract_facts
+from cudafit.explain.forms import BEST_PRACTICES, CUDA_FAILURE, FAILURE, UNRELATED_WORDS, iter_forms
 from cudafit.model import JsonDict, parse_sm_arch
 
 __all__ = ["HOPPER_ONLY", "Finding", "classify"]
@@ -377,7 +378,13 @@ def _mixed_host(s: _Scoring) -> None:
 
 def _names_unrelated_error(facts: Facts) -> bool:
     """Whether the text names a CUDA error the inventory calls unrelated (out of memory, an illegal address, ...)."""
-    return any(not e.related for e in CUDA_ERRORS if e.code in {c["code"] for c in facts.get("cuda_errors", [])})
+    return bool(_unrelated_errors(facts))
+
+
+def _unrelated_errors(facts: Facts) -> set[int]:
+    """The codes of the CUDA errors the text names that the inventory calls unrelated."""
+    named = {c["code"] for c in facts.get("cuda_errors", [])}
+    return {e.code for e in CUDA_ERRORS if e.code in named and not e.related}
 
 
 def _adopt_mentioned_gpus(s: _Scoring) -> None:
@@ -534,6 +541,88 @@ def _message_cut_short(s: _Scoring) -> None:
             s.matches[head.category] = _Match(_CUT_SHORT_WEIGHT, (line,), _CUT_SHORT_WEIGHT, m.start(), (head.source,))
 
 
+# Where forms of several categories are read, the one whose cause is the most specific wins a tie: an a/f target or a
+# toolchain names the cause outright, a GPU listing or a missing build is what a guard or a mixed host also shows.
+_FORM_ORDER = (
+    "arch-specific-mismatch",
+    "jit-toolchain-too-old",
+    "shared-memory-limit",
+    "driver-too-old",
+    "ptx-too-new-for-driver",
+    "wrong-framework-build",
+    "ptx-jit-lower-arch",
+    "capability-guard",
+    "mixed-gpu",
+    "no-kernel-image",
+)
+_FORM_CAP = 2.5  # a form's finding stays below an emitter's own message (weight 3-4): confidence 0.62 at most
+_AF_FORM = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#feature-availability"
+
+
+def _af_target_beside_failure(s: _Scoring) -> float:
+    """The weight of a real 'a'/'f' target named beside a failure: an a target runs on its own compute capability
+    only, an f target on its family (Programming Guide, feature availability); with a GPU named that none of the
+    targets covers the mismatch is plain, with no GPU named it is the likeliest reading, and a GPU they cover is no
+    mismatch at all."""
+    targets = [parse_sm_arch(a) for a in s.facts.get("archs", []) if a[-1] in "af"]
+    if not targets or not FAILURE.search(s.body):
+        return 0.0
+    ccs = [g.compute_capability for g in _gpus_named(s)]
+    if not ccs:
+        return 2.25
+    if any(not any(target_covers(t, cc) for t in targets) for cc in ccs):
+        return 2.75
+    return 0.0
+
+
+def _forms_when_nothing_matched(s: _Scoring) -> None:
+    """No category reached the minimum score: read the forms messages take across emitters (:mod:`.forms`), and the
+    two forms of the facts (an a/f target beside a failure; GPUs of two compute capabilities beside one), unless the
+    text names an error that is not a compatibility problem.  What the catalogue's weak patterns found adds in."""
+    if any(score >= MIN_SCORE for score, _lines in s.scores.values()):
+        return
+    if UNRELATED_WORDS.search(s.body):
+        return
+    unrelated = _unrelated_errors(s.facts)
+    forms = [(form, line) for form, line in iter_forms(s.body) if unrelated <= set(form.explains)]
+    if unrelated and not forms:
+        return
+    votes: dict[str, tuple[float, list[str], list[str]]] = {
+        cid: (score, list(lines), list(s.matches[cid].sources) if cid in s.matches else [])
+        for cid, (score, lines) in s.scores.items()
+    }
+
+    def vote(cat_id: str, weight: float, line: str, sources: Sequence[str]) -> None:
+        old = votes.get(cat_id, (0.0, [], []))
+        votes[cat_id] = (old[0] + weight, [line, *old[1]], [*sources, *old[2]])
+
+    failure = FAILURE.search(s.body)
+    af_weight = _af_target_beside_failure(s)
+    if af_weight and failure and not unrelated:
+        vote("arch-specific-mismatch", af_weight, _line_of(s.body, failure.start()), [_AF_FORM])
+    cuda_failure = CUDA_FAILURE.search(s.body)
+    if cuda_failure and len(_distinct_ccs(s.facts)) >= 2 and not unrelated:
+        vote("mixed-gpu", 2.0, _line_of(s.body, cuda_failure.start()), [BEST_PRACTICES])
+    for form, line in forms:
+        vote(form.category, form.weight, line, form.sources)
+    ranked = [(total, -_FORM_ORDER.index(cid), cid) for cid, (total, _l, _s) in votes.items() if cid in _FORM_ORDER]
+    if not ranked:
+        return
+    total, _order, cat_id = max(ranked)
+    if total < MIN_SCORE:
+        return
+    _total, lines, sources = votes[cat_id]
+    _decide(s, cat_id, lines[:3], sources, min(total, _FORM_CAP))
+    if cat_id == "mixed-gpu":
+        _adopt_mentioned_gpus(s)
+
+
+def _line_of(body: str, pos: int) -> str:
+    start = body.rfind("\n", 0, pos) + 1
+    end = body.find("\n", pos)
+    return body[start : end if end >= 0 else None].strip()[:300]
+
+
 # The precedence rules, applied in this order after the patterns' weights are summed: each picks the root
 # cause where several categories match one log.
 _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
@@ -553,6 +642,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _runtime_compiled_module_rejected,
     _image_the_driver_cannot_load,
     _message_cut_short,
+    _forms_when_nothing_matched,
 )
 
 

@@ -1,0 +1,466 @@
+"""The forms each category's messages take across emitters: what ``explain`` reads where no emitter's message is.
+
+The catalogue (:mod:`.catalogue`) matches each emitter's exact message; a message of an emitter it does not know yet
+-- a new library's guard, a build script's wording, an issue title that says the same in a user's words -- matches none
+of them, and the text was ``unknown`` even where its category is plain.  Those messages are not free text: the
+libraries that check a GPU all say *who requires what of which hardware* ("requires compute capability >= 8.0", "only
+supported on Ampere or newer", "is not supported on this GPU"), the toolchains that do not know a GPU say *which tool
+does not know which target*, a kernel that needs more shared memory than a GPU has says *shared memory* beside a
+*limit*.  This module holds one regular expression per such form, each generalising the messages of the emitters it
+cites (their files, in :mod:`.catalogue`'s ``owner/repo:path`` form) and the NVIDIA document that defines the
+failure, so a form is a class of messages, not an example of one.
+
+The forms are a last resort, read by :func:`.classify.classify` only when no category reached the catalogue's
+minimum score and the text names no CUDA error the inventory calls unrelated (out of memory, an illegal address,
+...) nor such an error's words: a form's finding is never stronger than an emitter's own message, and its
+confidence says so.  Two forms read the extracted facts rather than words: a real ``a``/``f`` target beside a
+failure and no GPU it covers (NVIDIA's arch-specific rule), and GPUs of two compute capabilities beside a failure
+(shared/docs/error_categories.md, mixed-gpu).  Every regular expression is bounded to a line and a few dozen
+characters between its parts, so reading stays linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+__all__ = [
+    "BEST_PRACTICES",
+    "CUDA_FAILURE",
+    "FAILURE",
+    "FORMS",
+    "UNRELATED_WORDS",
+    "Form",
+    "iter_form_sources",
+    "iter_forms",
+]
+
+# NVIDIA's documents each form rests on.
+PG_COMPAT = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#application-compatibility"
+PG_JIT = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#just-in-time-compilation"
+PG_SMEM = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#shared-memory"
+PG_CC = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#compute-capabilities"
+NVCC_ARCH = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#gpu-feature-list"
+COMPAT_DOC = "https://docs.nvidia.com/deploy/cuda-compatibility/index.html"
+BEST_PRACTICES = (
+    "https://docs.nvidia.com/cuda/cuda-c-best-practices-guide/index.html#building-for-maximum-compatibility"
+)
+
+
+@dataclass(frozen=True)
+class Form:
+    """One form a category's messages take: its regular expression (case-insensitive), how much it says, and the
+    emitters whose messages it generalises (``owner/repo:path``) with the NVIDIA document behind it."""
+
+    name: str
+    category: str
+    regex: re.Pattern[str]
+    weight: float
+    sources: tuple[str, ...]
+    alone: bool = True  # the form reports a failure by itself; else it counts only beside one (:data:`FAILURE`)
+    # Lower-case words of which the text must hold one (``any_of``) and all (``all_of``) before the regular
+    # expression is tried: a substring test over the text costs a fraction of a regex search.
+    any_of: tuple[str, ...] = ()
+    all_of: tuple[str, ...] = ()
+    # CUDA errors (codes) the inventory calls unrelated that this form explains where it matches: cudaFuncSetAttribute
+    # and a launch past the shared-memory opt-in maximum return cudaErrorInvalidValue ("invalid argument").
+    explains: tuple[int, ...] = ()
+
+    def may_match(self, lowered: str) -> bool:
+        """Whether the lower-cased text holds the words without which this form cannot match."""
+        if self.any_of and not any(w in lowered for w in self.any_of):
+            return False
+        return all(w in lowered for w in self.all_of)
+
+
+def _f(
+    name: str,
+    category: str,
+    rx: str,
+    weight: float,
+    *sources: str,
+    alone: bool = True,
+    any_of: tuple[str, ...] = (),
+    all_of: tuple[str, ...] = (),
+    explains: tuple[int, ...] = (),
+) -> Form:
+    return Form(name, category, re.compile(rx, re.I), weight, sources, alone, any_of, all_of, explains)
+
+
+# GPU generations, as libraries name them in their checks (NVIDIA's architecture names, PG_CC).
+_GEN = r"(?:Kepler|Maxwell|Pascal|Volta|Turing|Ampere|Ada(?:\s+Lovelace)?|Lovelace|Hopper|Blackwell)"
+# A piece of hardware a check can name: a capability, an SM, a generation, a data-centre GPU.
+_HW = (
+    rf"(?:compute[ _]capabilit(?:y|ies)|CUDA capability|\bcc\s*[<>=]|\bsm_?\s?\d{{2,3}}[af]?\b|"
+    rf"\bSM\s?\d{{1,3}}(?:\.\d)?\b|"
+    rf"\b{_GEN}\b|\b(?:A100|A800|H100|H800|H20|H200|B200|B300|GB200|L40S?)\b|\bGPU architecture)"
+)
+# Data types and features that GPUs have from one generation on (the Programming Guide's feature tables, PG_CC).
+_FEATURE = (
+    r"(?:bf16|bfloat16|fp8|float8\w*|e4m3\w*|e5m2\w*|fp4|nvfp4|mxfp4|int8|int4|tf32|fp16|float16|half|"
+    r"tensor ?cores?|wmma|mma|cp\.async|tma|flash[ _-]?attention\w*|paged attention)"
+)
+_DEVICE = r"(?:GPUs?|devices?|cards?|hardware|graphics cards?|accelerators?)"
+_REFUSED = r"(?:not supported|unsupported|not available|not compatible|incompatible)"
+_REFUSE = rf"(?:{_REFUSED}|only supported|only available)"
+# A report of a failure, in a program's words or a user's.
+FAILURE = re.compile(
+    r"\b(?:error|errors|\w+Error|\w+Exception|fail(?:s|ed|ure|ing)?|crash(?:es|ed|ing)?|exception|abort(?:s|ed)?|assert(?:ion)?|"
+    r"does(?: not|n'?t) work|not working|won'?t (?:run|work|start|load)|cannot (?:run|load|launch)|"
+    r"can'?t (?:run|load|launch)|unable to (?:run|load|launch)|broken|garbage|hangs?|unavailable)\b",
+    re.I,
+)
+# A failure of CUDA code, as a mixed host's report says it: GPUs of two capabilities and this are the mixed-gpu form.
+CUDA_FAILURE = re.compile(
+    r"\b(?:CUDA|cuda\w*|GPU|kernels?|device)\b[^\n]{0,60}?\b(?:error|fail\w*|crash\w*|invalid|abort\w*)\b|"
+    r"\b(?:error|fail\w*|crash\w*|abort\w*)\b[^\n]{0,60}?\b(?:CUDA|cuda|GPU|kernels?|device)\b|"
+    r"\bfails? to (?:launch|run|start|load)\b",
+    re.I,
+)
+# The words of failures that are not compatibility problems (their own CUDA errors are read from the inventory):
+# while any is in the text, no form is read.
+UNRELATED_WORDS = re.compile(
+    r"\bout of memory\b|\bOOM\b|\billegal (?:memory )?(?:access|address|instruction)\b|\bmisaligned address\b|"
+    r"\bdevice-side assert|\bNCCL (?:error|timeout|WARN)|\bwatchdog\b|\bECC\b|\bXid\b|\bsegmentation fault\b|"
+    r"\bunspecified launch failure\b|\blaunch timed out\b|/dev/shm|\bDataLoader\b|\balloc(?:ate|ating|ation)\b",
+    re.I,
+)
+
+# Emitters whose messages each family of forms generalises (the same files :mod:`.catalogue` cites).
+_GUARDS = (
+    "Dao-AILab/flash-attention:csrc/flash_attn/flash_api.cpp",
+    "facebookresearch/xformers:xformers/ops/fmha/common.py",
+    "flashinfer-ai/flashinfer:flashinfer/jit/core.py",
+    "vllm-project/vllm:vllm/platforms/cuda.py",
+    "NVIDIA/TransformerEngine:transformer_engine/pytorch/quantization.py",
+    "deepspeedai/DeepSpeed:deepspeed/inference/v2/kernels/ragged_ops/blocked_flash/blocked_flash.py",
+    "thu-ml/SageAttention:sageattention/core.py",
+    PG_CC,
+)
+_TOOLCHAINS = (
+    "llvm/llvm-project:llvm/lib/MC/MCSubtargetInfo.cpp",
+    "llvm/llvm-project:clang/include/clang/Basic/DiagnosticDriverKinds.td",
+    "cupy/cupy:cupy/cuda/compiler.py",
+    "triton-lang/triton:third_party/nvidia/backend/compiler.py",
+    NVCC_ARCH,
+)
+_BUILDS = (
+    "pytorch/pytorch:torch/cuda/__init__.py",
+    "ggml-org/llama.cpp:ggml/src/ggml-cuda/common.cuh",
+    "ollama/ollama:discover/llama_server.go",
+    "Rust-GPU/Rust-CUDA:crates/cust/src/error.rs",
+    PG_COMPAT,
+)
+_CPU_BUILDS = (
+    "pytorch/pytorch:torch/cuda/__init__.py",
+    "OpenNMT/CTranslate2:src/devices.cc",
+    "facebookresearch/detectron2:detectron2/layers/csrc/deformable/deform_conv.h",
+    "PaddlePaddle/Paddle:python/paddle/device/__init__.py",
+    "tensorflow/tensorflow:tensorflow/python/platform/test.py",
+    "jax-ml/jax:jax/_src/xla_bridge.py",
+)
+_DRIVERS = (
+    "pytorch/pytorch:torch/cuda/__init__.py",
+    "tensorflow/tensorflow:tensorflow/core/common_runtime/gpu/gpu_device.cc",
+    COMPAT_DOC,
+)
+_SMEM = (
+    "triton-lang/triton:python/triton/runtime/errors.py",
+    "vllm-project/vllm:csrc/moe/moe_align_sum_kernels.cu",
+    PG_SMEM,
+    "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__EXECUTION.html",
+)
+_JIT = (
+    "microsoft/onnxruntime:onnxruntime/core/providers/cuda/cuda_execution_provider.cc",
+    "tensorflow/tensorflow:tensorflow/core/common_runtime/gpu/gpu_device.cc",
+    PG_JIT,
+    "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",
+)
+_MIXED = (
+    "https://docs.nvidia.com/deeplearning/tensorrt/developer-guide/index.html#advanced",
+    "triton-lang/triton:python/triton/runtime/cache.py",
+    BEST_PRACTICES,
+)
+_PTX_NEW = (
+    "numba/numba:numba/cuda/cudadrv/driver.py",
+    COMPAT_DOC,
+    "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html",
+)
+
+# What the driver does when a build has no SASS for the GPU, and what the user sees of it (PG_JIT: JIT compilation
+# "increases application load time", its output is kept in the compute cache).
+_JIT_WORDS = (
+    r"(?:\b(?:JIT|just[- ]in[- ]time)[- ]?(?:compil\w*|ing)\b|\b(?:generat\w*|compil\w*|build\w*)\s+(?:the\s+)?"
+    r"(?:cached\s+)?binar(?:y|ies)(?:\s+code)?\s+for\b|\bprebuilt binaries\b|\bcompiles? (?:the )?PTX\b)"
+)
+_SLOW_WORDS = (
+    r"(?:\b(?:very |extremely |really )?slow\b|\b\d+(?:-\d+)? ?minutes?\b|\blong (?:time|delay)\b|\bdelays?\b|"
+    r"\bfirst (?:run|start|call|time|launch|iteration|inference|epoch)\b|\bstart[- ]?up\b|\bwar[mn][- ]?up\b)"
+)
+_TOOL = r"(?:nvcc|ptxas|nvrtc|nvlink|fatbinary|LLVM|clang|NVPTX|cuda[ -]?toolkit|CUDA \d+(?:\.\d+)?|toolkit|compiler)"
+
+FORMS: tuple[Form, ...] = (
+    # -- capability-guard: a library's own check of the GPU (PG_CC's features by capability) --------------------
+    _f(
+        "requires a capability",
+        "capability-guard",
+        rf"\b(?:requires?|required|needs?|needed|minimum|at least|expects?)\b[^\n]{{0,50}}?{_HW}[^\n]{{0,30}}?"
+        rf"(?:>=|≥|\bor (?:higher|newer|later|above|greater)\b|\band (?:higher|newer|later|above)\b|\+|\bor\b|\d)",
+        2.0,
+        *_GUARDS,
+        alone=False,
+        any_of=("requir", "need", "minimum", "at least", "expect"),
+    ),
+    _f(
+        "only supported on hardware",
+        "capability-guard",
+        rf"\b(?:only|exclusively)\s+(?:be\s+)?(?:supports?|supported|available|works?|runs?|compatible|implemented|"
+        rf"enabled|usable|allowed)\b(?:[^\n]{{0,40}}?\b(?:on|for|with|by|in)\b)?[^\n]{{0,40}}?{_HW}",
+        2.0,
+        *_GUARDS,
+        alone=False,
+        any_of=("only",),
+    ),
+    _f(
+        "not supported on this GPU",
+        "capability-guard",
+        rf"\b{_REFUSED}\s+(?:on|for|by|with|in)\s+(?:this|your|the current|current|the|my|these|older|old|some)?\s*"
+        rf"(?:\w+\s+)?(?:{_DEVICE}|architectures?|arch|platform|compute capabilit(?:y|ies)|SMs?\b|sm_?\d+)",
+        2.0,
+        *_GUARDS,
+        any_of=("supported", "not available", "compatible"),
+    ),
+    _f(
+        "hardware is not supported",
+        "capability-guard",
+        rf"{_HW}[^\n]{{0,40}}?\b(?:is|are|was)\s+(?:not|no longer|not yet)\s+supported\b"
+        rf"|\bunsupported\s+(?:cuda\s+|gpu\s+|nvidia\s+)?(?:arch(?:itecture)?s?|GPUs?|devices?|"
+        rf"compute capabilit(?:y|ies)|SMs?|"
+        rf"hardware)\b",
+        2.0,
+        *_GUARDS,
+        any_of=("supported",),
+    ),
+    _f(
+        "the GPU is too old",
+        "capability-guard",
+        rf"\b(?:{_DEVICE}|architecture|compute capability)\b[^\n]{{0,40}}?\b(?:is|are|seems?)?\s*too (?:old|low)\b"
+        rf"|\btoo (?:old|low)\b[^\n]{{0,20}}?\b(?:{_DEVICE}|compute capability)\b",
+        2.0,
+        *_GUARDS,
+        any_of=("too old", "too low"),
+    ),
+    _f(
+        "a feature the GPU lacks",
+        "capability-guard",
+        rf"\b{_FEATURE}\b[^\n]{{0,50}}?\b(?:{_REFUSE}|requires?|needs?|is only)\b[^\n]{{0,50}}?"
+        rf"(?:\b{_DEVICE}\b|{_HW}|\barch)"
+        rf"|\b(?:{_DEVICE})\s+(?:does(?: not|n'?t)|cannot|can'?t)\s+(?:support|handle|run)\s+(?:\w+\s+)?{_FEATURE}\b",
+        2.0,
+        *_GUARDS,
+        alone=False,
+        any_of=("support", "requir", "need", "only", "not available", "compatible", "can"),
+    ),
+    _f(
+        "the GPU cannot run it",
+        "capability-guard",
+        rf"\b(?:your|this|the current|my)\s+(?:{_DEVICE})\s+(?:does(?: not|n'?t)|is not|isn'?t|cannot|can'?t)\s+"
+        r"(?:support(?:ed)?|compatible|run)\b",
+        1.5,
+        *_GUARDS,
+        any_of=("not", "n't", "cannot"),
+    ),
+    # -- jit-toolchain-too-old: a compiler that does not know the GPU's target (NVCC_ARCH, LLVM's CPU table) --------
+    _f(
+        "a toolchain does not know the target",
+        "jit-toolchain-too-old",
+        rf"\b{_TOOL}\b[^\n]{{0,60}}?\b(?:does(?: not|n'?t)|cannot|can'?t|not|no)\s+(?:yet\s+)?"
+        rf"(?:support|know|recogni[sz]e|target|compile for|generate code for)\w*\b[^\n]{{0,40}}?"
+        rf"(?:\bsm_?\d{{2,3}}|\bcompute_\d{{2,3}}|\barch\w*|{_HW}|"
+        rf"\b(?:this|the|your) (?:GPU|device))",
+        2.5,
+        *_TOOLCHAINS,
+    ),
+    _f(
+        "an unknown target",
+        "jit-toolchain-too-old",
+        r"\b(?:unknown|unsupported|invalid|unrecogni[sz]ed)\s+(?:nvidia\s+|cuda\s+|gpu\s+|target\s+)*"
+        r"(?:arch(?:itecture)?|gpu|target|processor|cpu)\b[^\n]{0,10}?['\"`(:]?\s*(?:sm_?\d{2,3}|compute_\d{2,3}|\d{2,3}[af]?\b)"
+        r"|\bis not a recogni[sz]ed processor\b",
+        2.5,
+        *_TOOLCHAINS,
+        any_of=("unknown", "unsupported", "invalid", "recogni"),
+    ),
+    # -- ptx-jit-lower-arch: the driver JIT-compiling PTX made for a lower arch (PG_JIT: it costs load time) ----------
+    _f(
+        "JIT compilation at start-up",
+        "ptx-jit-lower-arch",
+        rf"{_JIT_WORDS}[\s\S]{{0,300}}?{_SLOW_WORDS}|{_SLOW_WORDS}[\s\S]{{0,300}}?{_JIT_WORDS}",
+        2.0,
+        *_JIT,
+        any_of=("jit", "just", "binar", "ptx"),
+    ),
+    _f(
+        "the compute cache",
+        "ptx-jit-lower-arch",
+        r"\bCUDA_CACHE_(?:MAXSIZE|PATH|DISABLE)\b|\b(?:CUDA |JIT |the )?compute cache\b",
+        1.5,
+        *_JIT,
+        alone=False,
+        any_of=("cuda_cache", "compute cache"),
+    ),
+    # -- shared-memory-limit: a block asking for more shared memory than the GPU has (PG_SMEM) ---------------------
+    _f(
+        "shared memory over a limit",
+        "shared-memory-limit",
+        r"\b(?:shared[ _-]?mem(?:ory)?|smem|sharedMem\w*|MaxDynamicSharedMemorySize)\b[^\n]{0,80}?"
+        r"\b(?:exceed\w*|too (?:much|large|big|many)|limits?|out of resources?|required|requested|request\w*|"
+        r"max(?:imum)?|insufficient|not enough|more than|larger than|greater than|over|available)\b"
+        r"|\b(?:exceed\w*|out of resources?|too much|not enough|insufficient|more)\b[^\n]{0,40}?"
+        r"\bshared[ _-]?mem(?:ory)?\b",
+        2.0,
+        *_SMEM,
+        alone=False,
+        any_of=("shared", "smem"),
+    ),
+    # -- driver-too-old: the runtime needs a newer driver (COMPAT_DOC) ------------------------------------------
+    _f(
+        "the driver is too old",
+        "driver-too-old",
+        r"\bdrivers?\b[^\n]{0,40}?\b(?:too old|outdated|insufficient|not (?:new|recent) enough|older than|out of date|"
+        r"(?:needs?|has) to be (?:updated|upgraded))\b"
+        r"|\b(?:requires?|needs?|minimum|at least)\b[^\n]{0,20}?\b(?:NVIDIA |GPU |CUDA )?driver(?: version)?\s*"
+        r"(?:>=|≥|of|:|version)?\s*\d{3}"
+        r"|\bdriver(?: version)?\s*\d{3}(?:\.\d+)*\s*(?:or (?:newer|later|higher|above)|\+)",
+        2.0,
+        *_DRIVERS,
+        alone=False,
+        all_of=("driver",),
+    ),
+    # -- ptx-too-new-for-driver: PTX of a newer ISA than the driver's JIT (COMPAT_DOC) ------------------------------
+    _f(
+        "PTX newer than the driver",
+        "ptx-too-new-for-driver",
+        r"\bPTX\b[^\n]{0,80}?\b(?:newer|too new|unsupported (?:version|toolchain)|"
+        r"not supported by (?:the |this |your )?"
+        r"driver|compiled with (?:a )?newer)\b",
+        2.0,
+        *_PTX_NEW,
+        all_of=("ptx",),
+    ),
+    # -- wrong-framework-build: a CPU-only or other build of the framework (their own "not compiled with" checks) ----
+    _f(
+        "built without CUDA",
+        "wrong-framework-build",
+        r"\b(?:not|n'?t|never)\s+(?:been\s+)?(?:compiled|built|installed|configured|linked)\s+with\s+(?:the\s+)?"
+        r"(?:CUDA|GPU|cuda|gpu|NVIDIA|cuDNN)\b"
+        r"|\b(?:built|compiled)\s+without\s+(?:CUDA|GPU)\b"
+        r"|\bCPU[- ]only\s+(?:build|version|wheel|package|install\w*|binary|torch|pytorch|jaxlib|paddle\w*|"
+        r"onnxruntime|tensorflow)\b"
+        r"|\b(?:CUDA|GPU)\s+(?:support|backend)\s+(?:is\s+)?(?:not|isn'?t)\s+(?:compiled|built|enabled|installed)\b"
+        r"|\bis_built_with_cuda\(\)\s*(?:returns?|is|==|->|:)?\s*False\b",
+        2.0,
+        *_CPU_BUILDS,
+        any_of=("with", "cpu", "support", "backend", "is_built_with_cuda"),
+    ),
+    # -- no-kernel-image: a build without code for the GPU (PG_COMPAT) ----------------------------------------------
+    _f(
+        "a build without code for the GPU",
+        "no-kernel-image",
+        r"\b(?:no|missing|lacks?|without)\s+(?:[\w-]+\s+){0,2}?(?:SASS|cubins?|kernels?|device code|"
+        r"code|binar(?:y|ies)|kernel images?)\s+(?:\w+\s+)?(?:for|built for|compiled for)\s+(?:the\s+)?"
+        r"(?:sm_?\d{2,3}|compute_\d{2,3}|SM\s?\d{2,3}|(?:this|your|my|the current|current) (?:GPU|device|arch\w*))"
+        r"|\b(?:not|isn'?t|wasn'?t|never)\s+(?:been\s+)?(?:compiled|built)\s+(?:for|with support for)\s+(?:the\s+)?"
+        r"(?:sm_?\d{2,3}|compute_\d{2,3}|SM\s?\d{2,3}|(?:this|your|my|the current|current) (?:GPU|device|arch\w*))"
+        r"|\b(?:wheel|build|binary|binaries|package|release|image)\b[^\n]{0,40}?\bdoes(?: not|n'?t)\s+"
+        r"(?:include|contain|"
+        r"ship|have|support|cover)\s+(?:\w+\s+)?(?:sm_?\d{2,3}|compute_\d{2,3}|SM\s?\d{2,3}|(?:this|your|my) GPU)",
+        2.0,
+        *_BUILDS,
+    ),
+    # -- mixed-gpu: code made for one GPU run on another (the TensorRT, Triton and best-practices documents) --------
+    _f(
+        "made on another GPU",
+        "mixed-gpu",
+        r"\b(?:engine|plan|cache|binary|kernels?|model|library|build)\b[^\n]{0,60}?\b(?:built|compiled|generated|"
+        r"created|serialized|tuned|made)\b[^\n]{0,40}?\b(?:on|for|with)\s+(?:a\s+|an\s+)?(?:different|another|other)\s+"
+        r"(?:\w+\s+)?(?:GPU|device|card|machine|architecture|node|host)s?\b"
+        r"|\bdifferent (?:GPU )?(?:architectures|compute capabilities|GPU models)\b",
+        2.0,
+        *_MIXED,
+        alone=False,
+        any_of=("different", "another", "other"),
+    ),
+    # -- arch-specific-mismatch: code for an a/f target only (PG_COMPAT; CuTe compiles such instructions out) --------
+    _f(
+        "only for an a/f target",
+        "arch-specific-mismatch",
+        r"\bonly\s+(?:supports?|supported|available|works?|runs?|compiled|built|for)\b[^\n]{0,40}?"
+        r"\b(?:sm_?|compute_)\d{2,3}[af]\b|\b(?:sm_?|compute_)\d{2,3}[af][- ]only\b",
+        2.25,
+        "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#feature-availability",
+        "deepseek-ai/FlashMLA:setup.py",
+        "Dao-AILab/flash-attention:hopper/setup.py",
+        alone=False,
+        any_of=("only",),
+    ),
+    # -- jit-toolchain-too-old: a toolkit version below the GPU's (NVCC_ARCH: each arch from its first CUDA) --------
+    _f(
+        "a toolkit that supports only older targets",
+        "jit-toolchain-too-old",
+        r"\b(?:nvcc|ptxas|nvrtc|CTK|cuda[ -]?toolkit)\b[^\n]{0,20}?\b(?:only\s+)?supports?\s+(?:only\s+|up to\s+)?"
+        r"(?:compute capability\s+|sm_?|compute_)?\d"
+        r"|\b(?:CTK|nvcc|NVRTC|cuda[ -]?toolkit)\s*(?:<|older than|before|below)\s*\d+\.\d+",
+        2.25,
+        *_TOOLCHAINS,
+        alone=False,
+        any_of=("nvcc", "ptxas", "nvrtc", "ctk", "toolkit"),
+    ),
+    # -- shared-memory-limit: cudaFuncSetAttribute / a launch asking past the opt-in maximum returns invalid argument
+    _f(
+        "invalid argument beside shared memory",
+        "shared-memory-limit",
+        # the words, not an identifier: a launch's ``shared_mem=2048`` beside the error is a parameter, not the cause
+        r"\binvalid argument\b[\s\S]{0,400}?\bshared[ -]memory\b"
+        r"|\bshared[ -]memory\b[\s\S]{0,400}?\binvalid argument\b",
+        2.0,
+        *_SMEM,
+        all_of=("invalid argument", "shared"),  # "shared memory", "shared-memory"
+        explains=(1,),
+    ),
+    # -- ptx-too-new-for-driver: before CUDA 11.1 a driver given newer PTX said only "a PTX JIT compilation failed" --
+    _f(
+        "a PTX JIT failure beside a toolkit release",
+        "ptx-too-new-for-driver",
+        r"(?:CUDA_ERROR_INVALID_PTX|cudaErrorInvalidPtx|a PTX JIT compilation failed)[\s\S]{0,400}?"
+        r"\b(?:compilation tools, release \d+|nvcc|toolkit \d+|driver)\b"
+        r"|\b(?:compilation tools, release \d+|toolkit \d+|driver)\b[\s\S]{0,400}?"
+        r"(?:CUDA_ERROR_INVALID_PTX|cudaErrorInvalidPtx|a PTX JIT compilation failed)",
+        2.0,
+        *_PTX_NEW,
+        any_of=("invalid_ptx", "invalidptx", "ptx jit compilation failed"),
+    ),
+)
+
+
+def iter_forms(text: str) -> Iterator[tuple[Form, str]]:
+    """Each form that ``text`` takes, with the (first) line it is on, trimmed; a form that is only a statement
+    (``alone`` false: "requires compute capability 8.0") counts only where the text also reports a failure."""
+    failed = FAILURE.search(text) is not None
+    lowered = text.lower()
+    for form in FORMS:
+        if not (form.alone or failed) or not form.may_match(lowered):
+            continue
+        m = form.regex.search(text)
+        if m:
+            start = text.rfind("\n", 0, m.start()) + 1
+            end = text.find("\n", m.end())
+            yield form, text[start : end if end >= 0 else None].strip()[:300]
+
+
+def iter_form_sources() -> Iterator[tuple[str, str, str]]:
+    """(category, source, pattern) for every form and each emitter it generalises: ``explain --catalogue``'s rows."""
+    for form in FORMS:
+        for source in form.sources:
+            yield form.category, source, form.regex.pattern

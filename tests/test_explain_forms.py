@@ -1,0 +1,143 @@
+"""The forms messages take across emitters (cudafit.explain.forms): read only where no emitter's message is there.
+
+Each case is a message in a form its category's emitters share but worded as no catalogued emitter words it (a guard
+of a library the catalogue does not know, a toolchain's refusal in a build script's words), then its neighbours: the
+same words in a text that reports no failure, or beside an error that is not a compatibility problem, stay unknown.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from cudafit.explain import classify
+from cudafit.explain.catalogue import MIN_SCORE, iter_sources
+from cudafit.explain.forms import FORMS, iter_forms
+
+
+def top(text: str) -> str:
+    return classify(text)[0].category
+
+
+FORM_CASES = [
+    # capability-guard: a library's own check, in the shapes such checks take
+    ("RuntimeError: Marlin kernels need an SM 8.0 or newer device", "capability-guard"),
+    ("ValueError: fp8 e4m3 is not supported on this GPU (compute capability 7.5)", "capability-guard"),
+    ("NotImplementedError: bfloat16 is only supported on Ampere or newer GPUs", "capability-guard"),
+    ("RuntimeError: This GPU architecture is not supported by the fused MoE kernels", "capability-guard"),
+    ("AssertionError: paged attention v2 is only available on GPUs with sm_80 or later", "capability-guard"),
+    ("error: your GPU is too old to run the optimised kernels", "capability-guard"),
+    # jit-toolchain-too-old: a compiler that does not know the target
+    ("error: the installed nvcc does not support sm_120, install CUDA 12.8 or newer", "jit-toolchain-too-old"),
+    ("CMake Error: Unknown CUDA architecture 'sm_121' requested", "jit-toolchain-too-old"),
+    ("RuntimeError: compile failed: NVRTC only supports up to compute_90 here", "jit-toolchain-too-old"),
+    # ptx-jit-lower-arch: the driver JIT-compiling a lower arch's PTX at start
+    (
+        "the first inference takes 3 minutes while the driver is JIT compiling the PTX for this GPU",
+        "ptx-jit-lower-arch",
+    ),
+    ("Startup is very slow on the P40: it spends minutes generating binary code for your GPU", "ptx-jit-lower-arch"),
+    # shared-memory-limit
+    (
+        "RuntimeError: the kernel requested 232448 bytes of shared memory, which exceeds the per-block limit",
+        "shared-memory-limit",
+    ),
+    (
+        "RuntimeError: CUDA error: invalid argument\nIt ran once the buffer moved from shared memory to global memory.",
+        "shared-memory-limit",
+    ),
+    # driver-too-old
+    ("Error: this build requires NVIDIA driver >= 525.60.13; please upgrade", "driver-too-old"),
+    ("failed to start: your GPU driver is outdated for CUDA 12.4 images", "driver-too-old"),
+    # ptx-too-new-for-driver
+    (
+        "failed to load module: the PTX was compiled with a newer toolkit than this driver accepts",
+        "ptx-too-new-for-driver",
+    ),
+    (
+        "CUDA_ERROR_INVALID_PTX: a PTX JIT compilation failed\nCuda compilation tools, release 12.6, V12.6.77",
+        "ptx-too-new-for-driver",
+    ),
+    # wrong-framework-build
+    ("AssertionError: this package was built without CUDA, reinstall the GPU wheel", "wrong-framework-build"),
+    ("You are running the CPU-only build of the library; GPU support is not compiled in", "wrong-framework-build"),
+    # no-kernel-image
+    ("RuntimeError: decode failed: missing prebuilt cubins for sm_110 in this release", "no-kernel-image"),
+    ("error: the wheel doesn't include sm_120 kernels", "no-kernel-image"),
+    # mixed-gpu
+    ("RuntimeError: the engine was built on a different GPU and fails to deserialize here", "mixed-gpu"),
+    (
+        "Device 0: NVIDIA GeForce RTX 3090, compute capability 8.6\nDevice 1: NVIDIA GeForce GTX 1070, compute "
+        "capability 6.1\nxinfer: kernel launch error on device 1",
+        "mixed-gpu",
+    ),
+    # arch-specific-mismatch: an a/f target beside a failure
+    ("RuntimeError: the fused kernel built for sm_90a failed to launch on the RTX 4090", "arch-specific-mismatch"),
+    ("Error: DeepEP kernels unavailable on GB10: built for sm_90a and sm_100a only", "arch-specific-mismatch"),
+    ("ValueError: these kernels are only built for sm_100a", "arch-specific-mismatch"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), FORM_CASES)
+def test_a_form_names_its_category(text: str, expected: str) -> None:
+    finding = classify(text)[0]
+    assert finding.category == expected
+    # a form's finding is never as sure as an emitter's own message, and cites what it generalises
+    assert MIN_SCORE <= finding.score <= 2.5
+    assert finding.confidence <= 0.62
+    assert finding.evidence.get("sources")
+
+
+NEIGHBOURS = [
+    # statements, no failure reported
+    "these kernels are only supported on SM90a and SM100f",
+    "Marlin kernels need an SM 8.0 or newer device.",
+    "  Total amount of shared memory per block:       49152 bytes\n  Maximum shared memory per multiprocessor: 102400",
+    "GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-1)\nGPU 1: NVIDIA GeForce GTX 1080 Ti (UUID: GPU-2)",
+    "the first epoch is slow because the dataset is read from disk",
+    "ERROR: package requires torch>=2.1 and python>=3.9",
+    # an error that is not a compatibility problem, beside a form's words
+    "GPU 0: NVIDIA GeForce RTX 3090\nGPU 1: NVIDIA GeForce GTX 1070\nRuntimeError: CUDA error: out of memory",
+    "RuntimeError: bf16 is only supported on Ampere GPUs\nRuntimeError: CUDA error: an illegal memory access was "
+    "encountered",
+    "RuntimeError: DataLoader worker (pid 123) is killed: insufficient shared memory (shm)",
+    "Multiple GPU allocate compute buffer error\nDevice 0: NVIDIA GeForce RTX 3090 Ti, compute capability 8.6\n"
+    "Device 1: NVIDIA GeForce GTX 1070, compute capability 6.1",
+    # an a target on the GPU it is for is no mismatch
+    "RuntimeError: the wgmma kernel built for sm_90a failed on the H100 with a wrong result",
+]
+
+
+@pytest.mark.parametrize("text", NEIGHBOURS)
+def test_a_form_s_neighbours_stay_unknown(text: str) -> None:
+    assert top(text) == "unknown"
+
+
+def test_an_emitter_s_own_message_outranks_every_form() -> None:
+    """The forms are read only when the catalogue finds nothing: torch's own message keeps its category and score."""
+    text = "RuntimeError: CUDA error: no kernel image is available for execution on the device\nmy GPU is too old?"
+    finding = classify(text)[0]
+    assert finding.category == "no-kernel-image"
+    assert finding.score >= 3
+
+
+def test_every_form_is_listed_with_the_emitters_it_generalises() -> None:
+    rows = iter_sources()
+    for form in FORMS:
+        assert form.sources
+        assert {(form.category, s, form.regex.pattern) for s in form.sources} <= set(rows)
+
+
+def test_iter_forms_reads_statements_only_beside_a_failure() -> None:
+    assert [f.name for f, _line in iter_forms("FP8 requires Hopper")] == []
+    assert [f.name for f, _line in iter_forms("RuntimeError: FP8 requires Hopper")] == ["a feature the GPU lacks"]
+
+
+def test_forms_read_in_linear_time() -> None:
+    """A megabyte of the forms' words without their endings costs a fraction of a second (0.4 s measured), not the
+    quadratic time an unbounded gap between a form's parts would."""
+    text = ("shared memory requires only supported on too old driver ptx jit " * 30 + "\n") * 600
+    start = time.perf_counter()
+    list(iter_forms(text))
+    assert time.perf_counter() - start < 3.0
