@@ -38,7 +38,12 @@ FORM_CASES = [
         "ptx-jit-lower-arch",
     ),
     ("Startup is very slow on the P40: it spends minutes generating binary code for your GPU", "ptx-jit-lower-arch"),
+    (
+        "Very slow startup on the GTX 1070: every start takes 3 minutes before the first CUDA kernel",
+        "ptx-jit-lower-arch",
+    ),
     # shared-memory-limit
+    ("[BUG] grouped GEMM requires 102400 bytes shared memory but device supports 101376", "shared-memory-limit"),
     (
         "RuntimeError: the kernel requested 232448 bytes of shared memory, which exceeds the per-block limit",
         "shared-memory-limit",
@@ -65,6 +70,10 @@ FORM_CASES = [
     # no-kernel-image
     ("RuntimeError: decode failed: missing prebuilt cubins for sm_110 in this release", "no-kernel-image"),
     ("error: the wheel doesn't include sm_120 kernels", "no-kernel-image"),
+    ("unsupported ptx version error when loading the plugin", "ptx-too-new-for-driver"),
+    # capability-guard from a math library: cublasStatus_t's CUBLAS_STATUS_NOT_SUPPORTED
+    ("cublasLtMatmulAlgoGetHeuristic failed: 'the requested functionality is not supported'", "capability-guard"),
+    ("[ERR!] GPU Compute Capability is lower than it is required", "capability-guard"),
     # mixed-gpu
     ("RuntimeError: the engine was built on a different GPU and fails to deserialize here", "mixed-gpu"),
     (
@@ -76,6 +85,11 @@ FORM_CASES = [
     ("RuntimeError: the fused kernel built for sm_90a failed to launch on the RTX 4090", "arch-specific-mismatch"),
     ("Error: DeepEP kernels unavailable on GB10: built for sm_90a and sm_100a only", "arch-specific-mismatch"),
     ("ValueError: these kernels are only built for sm_100a", "arch-specific-mismatch"),
+    # ptxas: code written for a newer target compiled for an older one
+    (
+        "ptxas /tmp/x.ptx, line 41; error   : Feature '%clusterid' requires .target sm_90 or higher",
+        "arch-specific-mismatch",
+    ),
 ]
 
 
@@ -97,6 +111,7 @@ NEIGHBOURS = [
     "GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-1)\nGPU 1: NVIDIA GeForce GTX 1080 Ti (UUID: GPU-2)",
     "the first epoch is slow because the dataset is read from disk",
     "ERROR: package requires torch>=2.1 and python>=3.9",
+    "pip install is very slow to start on this network, the download takes minutes",
     # an error that is not a compatibility problem, beside a form's words
     "GPU 0: NVIDIA GeForce RTX 3090\nGPU 1: NVIDIA GeForce GTX 1070\nRuntimeError: CUDA error: out of memory",
     "RuntimeError: bf16 is only supported on Ampere GPUs\nRuntimeError: CUDA error: an illegal memory access was "

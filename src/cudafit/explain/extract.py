@@ -1088,7 +1088,7 @@ def _driver(text: str) -> Facts:
 def _compiler_limits(text: str) -> Facts:
     """``ptx_isa`` (needed/supported, from ptxas) and ``unsupported_target`` (an arch a compiler does not know)."""
     out: Facts = {}
-    m = re.search(r"Unsupported \.version (\d+\.\d+); current version is '(\d+\.\d+)'", text)
+    m = re.search(r"Unsupported \.version (\d+\.\d+); current version is '?(\d+\.\d+)'?", text)
     if m:
         out["ptx_isa"] = {"needed": m.group(1), "supported": m.group(2)}
     m = re.search(

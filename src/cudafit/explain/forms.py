@@ -108,7 +108,8 @@ _REFUSE = rf"(?:{_REFUSED}|only supported|only available)"
 FAILURE = re.compile(
     r"\b(?:error|errors|\w+Error|\w+Exception|fail(?:s|ed|ure|ing)?|crash(?:es|ed|ing)?|exception|abort(?:s|ed)?|assert(?:ion)?|"
     r"does(?: not|n'?t) work|not working|won'?t (?:run|work|start|load)|cannot (?:run|load|launch)|"
-    r"can'?t (?:run|load|launch)|unable to (?:run|load|launch)|broken|garbage|hangs?|unavailable)\b",
+    r"can'?t (?:run|load|launch)|unable to (?:run|load|launch)|broken|breaks?|broke|garbage|hangs?|unavailable)\b"
+    r"|\[bug\]",
     re.I,
 )
 # A failure of CUDA code, as a mixed host's report says it: GPUs of two capabilities and this are the mixed-gpu form.
@@ -246,17 +247,21 @@ FORMS: tuple[Form, ...] = (
         "the GPU is too old",
         "capability-guard",
         rf"\b(?:{_DEVICE}|architecture|compute capability)\b[^\n]{{0,40}}?\b(?:is|are|seems?)?\s*too (?:old|low)\b"
-        rf"|\btoo (?:old|low)\b[^\n]{{0,20}}?\b(?:{_DEVICE}|compute capability)\b",
+        rf"|\btoo (?:old|low)\b[^\n]{{0,20}}?\b(?:{_DEVICE}|compute capability)\b"
+        rf"|\b(?:{_DEVICE}|arch\w*|(?:compute )?capability)\b[^\n]{{0,20}}?\b(?:is|are)\s+"
+        r"(?:lower|less|older|below|smaller)\s+"
+        r"than\s+(?:it is\s+|what is\s+|the\s+)?(?:required|minimum|supported|needed)",
         2.0,
         *_GUARDS,
-        any_of=("too old", "too low"),
+        any_of=("too old", "too low", " than "),
     ),
     _f(
         "a feature the GPU lacks",
         "capability-guard",
         rf"\b{_FEATURE}\b[^\n]{{0,50}}?\b(?:{_REFUSE}|requires?|needs?|is only)\b[^\n]{{0,50}}?"
         rf"(?:\b{_DEVICE}\b|{_HW}|\barch)"
-        rf"|\b(?:{_DEVICE})\s+(?:does(?: not|n'?t)|cannot|can'?t)\s+(?:support|handle|run)\s+(?:\w+\s+)?{_FEATURE}\b",
+        rf"|\b(?:{_DEVICE})\s+(?:does(?: not|n'?t)|cannot|can'?t)\s+(?:support|handle|run)\s+(?:\w+\s+)?{_FEATURE}\b"
+        rf"|\b{_FEATURE}\b[^\n]{{0,30}}?\b(?:is|are)\s+not\s+supported\b",
         2.0,
         *_GUARDS,
         alone=False,
@@ -316,9 +321,12 @@ FORMS: tuple[Form, ...] = (
         "shared-memory-limit",
         r"\b(?:shared[ _-]?mem(?:ory)?|smem|sharedMem\w*|MaxDynamicSharedMemorySize)\b[^\n]{0,80}?"
         r"\b(?:exceed\w*|too (?:much|large|big|many)|limits?|out of resources?|required|requested|request\w*|"
-        r"max(?:imum)?|insufficient|not enough|more than|larger than|greater than|over|available)\b"
+        r"max(?:imum)?|insufficient|not enough|more than|larger than|greater than|over|available|"
+        r"but (?:the )?(?:device|GPU|hardware) (?:supports|has|allows|only))\b"
         r"|\b(?:exceed\w*|out of resources?|too much|not enough|insufficient|more)\b[^\n]{0,40}?"
-        r"\bshared[ _-]?mem(?:ory)?\b",
+        r"\bshared[ _-]?mem(?:ory)?\b"
+        r"|\b(?:requires?|needs?|requested|uses?)\s+\d+\s*(?:bytes|KB|KiB|K)?\s+(?:of\s+)?(?:dynamic\s+)?"
+        r"shared[ _-]?mem",
         2.0,
         *_SMEM,
         alone=False,
@@ -386,7 +394,7 @@ FORMS: tuple[Form, ...] = (
         r"\b(?:engine|plan|cache|binary|kernels?|model|library|build)\b[^\n]{0,60}?\b(?:built|compiled|generated|"
         r"created|serialized|tuned|made)\b[^\n]{0,40}?\b(?:on|for|with)\s+(?:a\s+|an\s+)?(?:different|another|other)\s+"
         r"(?:\w+\s+)?(?:GPU|device|card|machine|architecture|node|host)s?\b"
-        r"|\bdifferent (?:GPU )?(?:architectures|compute capabilities|GPU models)\b",
+        r"|\bdifferent (?:GPU |CUDA )?(?:arch(?:itecture)?s|compute capabilit(?:y|ies)|GPU models?|GPUs)\b",
         2.0,
         *_MIXED,
         alone=False,
@@ -440,6 +448,52 @@ FORMS: tuple[Form, ...] = (
         2.0,
         *_PTX_NEW,
         any_of=("invalid_ptx", "invalidptx", "ptx jit compilation failed"),
+    ),
+    # -- capability-guard: a math library refusing an operation the GPU cannot do (cuBLAS's cublasStatus_t) ---------
+    _f(
+        "a library refuses the operation",
+        "capability-guard",
+        r"\bthe requested functionality is not supported\b|\bCUBLAS_STATUS_NOT_SUPPORTED\b",
+        1.75,
+        "https://docs.nvidia.com/cuda/cublas/index.html#cublasstatus-t",
+        "https://docs.nvidia.com/cuda/cublas/index.html#cublasltmatmul",
+        any_of=("functionality", "cublas_status"),
+    ),
+    # -- arch-specific-mismatch: code written for one arch compiled for a target without its features (PTX ISA's
+    #    target notes; ptxas: "Feature 'X' requires .target sm_90 or higher") -------------------------------------
+    _f(
+        "a feature of another target",
+        "arch-specific-mismatch",
+        r"\bFeature '[^'\n]{1,60}' requires \.target sm_\d{2,3}[af]?\b",
+        2.5,
+        "https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#release-notes",
+        NVCC_ARCH,
+        all_of=(".target",),
+    ),
+    # -- ptx-too-new-for-driver: the PTX version itself named as the problem (COMPAT_DOC) ------------------------
+    _f(
+        "an unsupported PTX version",
+        "ptx-too-new-for-driver",
+        r"\bunsupported\s+ptx\s+version\b"
+        r"|\bptx\s+(?:isa\s+)?version\s+(?:mismatch|unsupported|not supported|too new|is newer)\b",
+        2.0,
+        *_PTX_NEW,
+        all_of=("ptx",),
+    ),
+    # -- ptx-jit-lower-arch: a CUDA program slow to start (PG_JIT: the JIT adds load time at every start while its
+    #    output does not fit the compute cache) ------------------------------------------------------------------
+    _f(
+        "a CUDA program slow to start",
+        "ptx-jit-lower-arch",
+        r"\b(?:very |extremely |really |too )?slow\b[^\n]{0,40}?"
+        r"\b(?:start\w*|init\w*|load\w*|first (?:run|time|call))\b"
+        r"|\b(?:start\w*|init\w*|load\w*|session creation|CreateSession|"
+        r"first[- ](?:run|time|call|model|inference|launch))\b"
+        r"[^\n]{0,60}?\b(?:slow|long time|ages|forever|delay|\d+(?:\.\d+)?\s*(?:min\w*|seconds))\b"
+        r"|\btakes?\b[^\n]{0,30}?\blong time before\b",
+        1.75,
+        *_JIT,
+        any_of=("cuda", "gpu", "nvidia", "device"),
     ),
 )
 

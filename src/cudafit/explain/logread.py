@@ -49,6 +49,8 @@ KEYWORDS: tuple[bytes, ...] = (
     # GPUs named in prose ("RTX2070+GTX1050", "works on my RTX 2080 Ti") and two GPUs that "do not work together /
     # in tandem": what explain reads as a mixed host (extract.iter_mentioned_gpus, catalogue's mixed-gpu).
     b"rtx", b"gtx", b"together", b"tandem",
+    # a program slow to start, the symptom of the driver JIT-compiling PTX (explain/forms.py's start-up forms)
+    b"slow", b"startup", b"minutes", b"delay",
 )  # fmt: skip
 
 
