@@ -156,3 +156,25 @@ def test_forms_read_in_linear_time() -> None:
     start = time.perf_counter()
     list(iter_forms(text))
     assert time.perf_counter() - start < 3.0
+
+
+# ggml's NO_DEVICE_CODE (ggml/src/ggml-cuda/common.cuh) prints __CUDA_ARCH__ (the arch of the code that ran) and
+# __CUDA_ARCH_LIST__ (what the build holds): the GPU's own arch's stub is a dispatch the guard convention covers, a
+# lower arch's code on a newer GPU is lower-arch code.
+GGML = "ERROR: CUDA kernel flash_attn_ext_f16 has no device code compatible with CUDA arch {ran}. ggml-cuda.cu was "
+GGML += "compiled for: {archs}"
+
+
+@pytest.mark.parametrize(
+    ("gpu", "ran", "archs", "expected"),
+    [
+        ("", 610, "610,750", "capability-guard"),  # 6.1 code, not the newest: it ran on a 6.1 GPU
+        ("", 600, "500,600,700,800,900", "ptx-jit-lower-arch"),  # 6.0 code may have run on a 6.1 or 6.2 GPU
+        ("", 520, "520", "ptx-jit-lower-arch"),  # the build's only (lowest) arch: lower-arch PTX on a newer GPU
+        ("", 860, "520,610,860", "ptx-jit-lower-arch"),  # the newest arch's code: any newer GPU runs it too
+        ("GPU 0: NVIDIA GeForce GTX 1080 Ti\n", 610, "610", "capability-guard"),  # the GPU's own arch
+        ("GPU 0: NVIDIA GeForce RTX 3090\n", 610, "520,610", "ptx-jit-lower-arch"),  # a newer GPU ran 6.1 code
+    ],
+)
+def test_ggml_no_device_code_is_read_by_the_arch_that_ran(gpu: str, ran: int, archs: str, expected: str) -> None:
+    assert top(gpu + GGML.format(ran=ran, archs=archs)) == expected

@@ -34,6 +34,7 @@ from cudafit.explain.catalogue import (
     FA3_API,
     FA3_BUILD,
     FLASHMLA_BUILD,
+    GGML_COMMON,
     MACHETE_BUILD,
     MIN_SCORE,
     TORCH_SER,
@@ -220,6 +221,27 @@ def _range_check_refusal(s: _Scoring) -> None:
         s.scores["capability-guard"] = (max(score, old[0]) + 1.0, lines + old[1])
     else:
         s.bump("ptx-jit-lower-arch", 1.0)  # it explains an "invalid device function" next to it
+
+
+def _ggml_stub_of_the_gpus_own_arch(s: _Scoring) -> None:
+    """ggml's NO_DEVICE_CODE prints ``__CUDA_ARCH__``, the arch of the code that ran, and ``__CUDA_ARCH_LIST__``, the
+    archs it was compiled for (ggml/src/ggml-cuda/common.cuh).  The driver runs the build's best code at or below the
+    GPU's capability (SASS of a lower minor of its major, else PTX).  Code of the GPU's own arch that is a stub is a
+    kernel dispatched to a GPU it was not meant for (capability-guard, the corpus's convention); code of a lower arch
+    ran on a newer GPU (ptx-jit-lower-arch).  A GPU named decides.  Without one, code for an X.Y with a minor above 0
+    that is not the newest compiled arch ran on that X.Y (the GPUs between it and the next compiled arch would be of
+    its major and a higher minor: 6.2, 8.7, Jetsons); X.0 code may have run on any X.Y, and the newest arch's code on
+    any newer GPU, so those keep the lower-arch reading."""
+    if "ptx-jit-lower-arch" not in s.scores or GGML_COMMON not in s.matches["ptx-jit-lower-arch"].sources:
+        return
+    built, archs = s.facts.get("built_for"), s.facts.get("build_archs")
+    if not built or not archs:
+        return
+    ran = arch_number(built)
+    compiled = [arch_number(a) for a in archs]
+    ccs = {int(str(g.compute_capability).replace(".", "")) for g in _gpus_named(s)}
+    if (ccs and ccs == {ran}) or (not ccs and ran % 10 and ran < max(compiled)):
+        _move(s, "ptx-jit-lower-arch", "capability-guard")
 
 
 def _hopper_only_guards(s: _Scoring) -> None:
@@ -628,6 +650,7 @@ def _line_of(body: str, pos: int) -> str:
 _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _arch_specific_beside_missing_image,
     _range_check_refusal,
+    _ggml_stub_of_the_gpus_own_arch,
     _hopper_only_guards,
     _guard_naming_an_arch,
     _arch_feature_beside_gpu,
