@@ -626,7 +626,9 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
     if cuda_failure and len(_distinct_ccs(s.facts)) >= 2 and not unrelated:
         vote("mixed-gpu", 2.0, _line_of(s.body, cuda_failure.start()), [BEST_PRACTICES])
     for form, line in forms:
-        vote(form.category, form.weight, line, form.sources)
+        # the finding cites the documents behind the form, not the emitters it generalises: none of them printed
+        # this text, and the grounders tailor fixes to the emitters a finding names
+        vote(form.category, form.weight, line, [src for src in form.sources if src.startswith("https://")])
     ranked = [(total, -_FORM_ORDER.index(cid), cid) for cid, (total, _l, _s) in votes.items() if cid in _FORM_ORDER]
     if not ranked:
         return

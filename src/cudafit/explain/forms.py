@@ -51,7 +51,8 @@ BEST_PRACTICES = (
 @dataclass(frozen=True)
 class Form:
     """One form a category's messages take: its regular expression (case-insensitive), how much it says, and the
-    emitters whose messages it generalises (``owner/repo:path``) with the NVIDIA document behind it."""
+    emitters whose messages it generalises (``owner/repo:path``) with the document behind it (``https://``; at least
+    one, which is what a finding from the form cites)."""
 
     name: str
     category: str
@@ -160,6 +161,7 @@ _CPU_BUILDS = (
     "PaddlePaddle/Paddle:python/paddle/device/__init__.py",
     "tensorflow/tensorflow:tensorflow/python/platform/test.py",
     "jax-ml/jax:jax/_src/xla_bridge.py",
+    "https://pytorch.org/get-started/locally/",
 )
 _DRIVERS = (
     "pytorch/pytorch:torch/cuda/__init__.py",
