@@ -84,6 +84,8 @@ FORM_CASES = [
     # arch-specific-mismatch: an a/f target beside a failure
     ("RuntimeError: the fused kernel built for sm_90a failed to launch on the RTX 4090", "arch-specific-mismatch"),
     ("Error: DeepEP kernels unavailable on GB10: built for sm_90a and sm_100a only", "arch-specific-mismatch"),
+    # targets written as an arch list in prose, "/" between them
+    ("DeepEP kernels unavailable on GB10: arch list hardcodes 9.0a/10.0a", "arch-specific-mismatch"),
     ("ValueError: these kernels are only built for sm_100a", "arch-specific-mismatch"),
     # ptxas: code written for a newer target compiled for an older one
     (
