@@ -191,3 +191,20 @@ GGML += "compiled for: {archs}"
 )
 def test_ggml_no_device_code_is_read_by_the_arch_that_ran(gpu: str, ran: int, archs: str, expected: str) -> None:
     assert top(gpu + GGML.format(ran=ran, archs=archs)) == expected
+
+
+def test_a_form_s_finding_names_its_forms_in_valid_json() -> None:
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    from cudafit.explain import explain_text
+
+    schema = json.loads((Path(__file__).parent.parent / "src/cudafit/schema/explain.json").read_text())
+    (finding,) = explain_text("RuntimeError: Marlin kernels need an SM 8.0 or newer device")
+    assert finding.evidence["forms"] == ["requires a capability"]
+    jsonschema.validate({"schema": "cudafit.explain/1", "findings": [finding.to_dict()]}, schema)
+    # an emitter's own message is no form's
+    (torch,) = explain_text("RuntimeError: CUDA error: no kernel image is available for execution on the device")
+    assert "forms" not in torch.evidence

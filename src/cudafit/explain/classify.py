@@ -579,6 +579,7 @@ _FORM_ORDER = (
 )
 _FORM_CAP = 2.5  # a form's finding stays below an emitter's own message (weight 3-4): confidence 0.62 at most
 _AF_FORM = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#feature-availability"
+_AF_FORM_NAME, _MIXED_FORM_NAME = "an a/f target beside a failure", "GPUs of two compute capabilities beside a failure"
 
 
 def _af_target_beside_failure(s: _Scoring) -> float:
@@ -609,26 +610,28 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
     forms = [(form, line) for form, line in iter_forms(s.body) if unrelated <= set(form.explains)]
     if unrelated and not forms:
         return
+    names: dict[str, list[str]] = {}
     votes: dict[str, tuple[float, list[str], list[str]]] = {
         cid: (score, list(lines), list(s.matches[cid].sources) if cid in s.matches else [])
         for cid, (score, lines) in s.scores.items()
     }
 
-    def vote(cat_id: str, weight: float, line: str, sources: Sequence[str]) -> None:
+    def vote(cat_id: str, weight: float, line: str, sources: Sequence[str], name: str) -> None:
         old = votes.get(cat_id, (0.0, [], []))
         votes[cat_id] = (old[0] + weight, [line, *old[1]], [*sources, *old[2]])
+        names.setdefault(cat_id, []).append(name)
 
     failure = FAILURE.search(s.body)
     af_weight = _af_target_beside_failure(s)
     if af_weight and failure and not unrelated:
-        vote("arch-specific-mismatch", af_weight, _line_of(s.body, failure.start()), [_AF_FORM])
+        vote("arch-specific-mismatch", af_weight, _line_of(s.body, failure.start()), [_AF_FORM], _AF_FORM_NAME)
     cuda_failure = CUDA_FAILURE.search(s.body)
     if cuda_failure and len(_distinct_ccs(s.facts)) >= 2 and not unrelated:
-        vote("mixed-gpu", 2.0, _line_of(s.body, cuda_failure.start()), [BEST_PRACTICES])
+        vote("mixed-gpu", 2.0, _line_of(s.body, cuda_failure.start()), [BEST_PRACTICES], _MIXED_FORM_NAME)
     for form, line in forms:
         # the finding cites the documents behind the form, not the emitters it generalises: none of them printed
         # this text, and the grounders tailor fixes to the emitters a finding names
-        vote(form.category, form.weight, line, [src for src in form.sources if src.startswith("https://")])
+        vote(form.category, form.weight, line, [src for src in form.sources if src.startswith("https://")], form.name)
     ranked = [(total, -_FORM_ORDER.index(cid), cid) for cid, (total, _l, _s) in votes.items() if cid in _FORM_ORDER]
     if not ranked:
         return
@@ -637,6 +640,7 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
         return
     _total, lines, sources = votes[cat_id]
     _decide(s, cat_id, lines[:3], sources, min(total, _FORM_CAP))
+    s.facts["forms"] = list(dict.fromkeys(names[cat_id]))
     if cat_id == "mixed-gpu":
         _adopt_mentioned_gpus(s)
 

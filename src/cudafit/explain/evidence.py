@@ -108,6 +108,7 @@ class Facts(TypedDict, total=False):
     devices: list[str]
     missing_device: MissingDevice
     triton: bool
+    forms: list[str]  # the forms of :mod:`cudafit.explain.forms` that decided the finding (classify writes it)
 
 
 class KernelMatch(TypedDict):

@@ -67,12 +67,21 @@ class Form:
     # CUDA errors (codes) the inventory calls unrelated that this form explains where it matches: cudaFuncSetAttribute
     # and a launch past the shared-memory opt-in maximum return cudaErrorInvalidValue ("invalid argument").
     explains: tuple[int, ...] = ()
+    # A text this form is not read in (what else its words say), unless ``rescue`` also matches it.
+    veto: re.Pattern[str] | None = None
+    rescue: re.Pattern[str] | None = None
 
     def may_match(self, lowered: str) -> bool:
         """Whether the lower-cased text holds the words without which this form cannot match."""
         if self.any_of and not any(w in lowered for w in self.any_of):
             return False
         return all(w in lowered for w in self.all_of)
+
+    def vetoed(self, text: str) -> bool:
+        """Whether the text says what makes this form's words mean something else."""
+        if self.veto is None or not self.veto.search(text):
+            return False
+        return self.rescue is None or not self.rescue.search(text)
 
 
 def _f(
@@ -85,8 +94,25 @@ def _f(
     any_of: tuple[str, ...] = (),
     all_of: tuple[str, ...] = (),
     explains: tuple[int, ...] = (),
+    veto: str | None = None,
+    rescue: str | None = None,
 ) -> Form:
-    return Form(name, category, re.compile(rx, re.I), weight, sources, alone, any_of, all_of, explains)
+    def rx_of(pattern: str | None) -> re.Pattern[str] | None:
+        return re.compile(pattern, re.I) if pattern else None
+
+    return Form(
+        name,
+        category,
+        re.compile(rx, re.I),
+        weight,
+        sources,
+        alone,
+        any_of,
+        all_of,
+        explains,
+        rx_of(veto),
+        rx_of(rescue),
+    )
 
 
 # GPU generations, as libraries name them in their checks (NVIDIA's architecture names, PG_CC).
@@ -496,6 +522,11 @@ FORMS: tuple[Form, ...] = (
         1.75,
         *_JIT,
         any_of=("cuda", "gpu", "nvidia", "device"),
+        # loading a model, its weights or data is slow for its own reasons (disk, network, the loader's code), unless
+        # the text names what the JIT delays: the CUDA context's or an inference session's start, PTX, the JIT
+        veto=r"\b(?:load\w*|download\w*|read\w*)\s+(?:the\s+|a\s+|my\s+|its\s+)?(?:\w+\s+)?"
+        r"(?:model|checkpoint|weights|dataset|data|files?)\b|\bdownload",
+        rescue=r"\b(?:session|CreateSession|JIT|PTX|cuda init\w*|initiali[sz]\w*|start[- ]?up)\b",
     ),
 )
 
@@ -506,7 +537,7 @@ def iter_forms(text: str) -> Iterator[tuple[Form, str]]:
     failed = FAILURE.search(text) is not None
     lowered = text.lower()
     for form in FORMS:
-        if not (form.alone or failed) or not form.may_match(lowered):
+        if not (form.alone or failed) or not form.may_match(lowered) or form.vetoed(text):
             continue
         m = form.regex.search(text)
         if m:
