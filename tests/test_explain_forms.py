@@ -48,6 +48,11 @@ FORM_CASES = [
         "Very slow startup on the GTX 1070: every start takes 3 minutes before the first CUDA kernel",
         "ptx-jit-lower-arch",
     ),
+    # loading a model is slow for its own reasons, unless what the JIT delays is named (an inference session's start)
+    (
+        "Model loading is too slow: creating the InferenceSession takes 102 seconds on the RTX 3070",
+        "ptx-jit-lower-arch",
+    ),
     # shared-memory-limit
     ("[BUG] grouped GEMM requires 102400 bytes shared memory but device supports 101376", "shared-memory-limit"),
     (
@@ -125,6 +130,7 @@ NEIGHBOURS = [
     "the first epoch is slow because the dataset is read from disk",
     "ERROR: package requires torch>=2.1 and python>=3.9",
     "pip install is very slow to start on this network, the download takes minutes",
+    "Is it normal that the first run takes 2 minutes just to load the model?\nDevice: cuda:0 NVIDIA GeForce RTX 3070",
     # an error that is not a compatibility problem, beside a form's words
     "GPU 0: NVIDIA GeForce RTX 3090\nGPU 1: NVIDIA GeForce GTX 1070\nRuntimeError: CUDA error: out of memory",
     "RuntimeError: bf16 is only supported on Ampere GPUs\nRuntimeError: CUDA error: an illegal memory access was "
