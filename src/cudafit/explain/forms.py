@@ -521,7 +521,7 @@ FORMS: tuple[Form, ...] = (
         r"|\btakes?\b[^\n]{0,30}?\blong time before\b",
         1.75,
         *_JIT,
-        any_of=("cuda", "gpu", "nvidia", "device"),
+        any_of=("cuda", "gpu", "nvidia", "device", "geforce", "rtx", "gtx", "tesla", "quadro", "capability"),
         # loading a model, its weights or data is slow for its own reasons (disk, network, the loader's code), unless
         # the text names what the JIT delays: the CUDA context's or an inference session's start, PTX, the JIT
         veto=r"\b(?:load\w*|download\w*|read\w*)\s+(?:the\s+|a\s+|my\s+|its\s+)?(?:\w+\s+)?"
