@@ -85,8 +85,26 @@ FORM_CASES = [
     # capability-guard from a math library: cublasStatus_t's CUBLAS_STATUS_NOT_SUPPORTED
     ("cublasLtMatmulAlgoGetHeuristic failed: 'the requested functionality is not supported'", "capability-guard"),
     ("[ERR!] GPU Compute Capability is lower than it is required", "capability-guard"),
+    ("GPU compute capability 7.5 is below the minimum required 8.0; falling back to CPU", "capability-guard"),
+    # NGC containers' entrypoint check
+    (
+        "WARNING: Detected NVIDIA GeForce RTX 3090 GPU, which is not yet supported in this version of the container\n"
+        "ERROR: No supported GPU(s) detected to run this container",
+        "capability-guard",
+    ),
+    ("ERROR: Device capability v1.1.0 not supported by available toolchain", "capability-guard"),
+    # a check whose reason is shared memory is the shared-memory limit (seed 002: the check itself)
+    (
+        "RuntimeError: backward for head dim > 64 requires A100 or H100 GPUs as the implementation needs a large "
+        "amount of shared memory.",
+        "shared-memory-limit",
+    ),
     # mixed-gpu
     ("RuntimeError: the engine was built on a different GPU and fails to deserialize here", "mixed-gpu"),
+    (
+        "[BUG] RuntimeError: CUDA_ERROR_INVALID_PTX while building for a different arch on shared filesystem",
+        "mixed-gpu",
+    ),
     (
         "Device 0: NVIDIA GeForce RTX 3090, compute capability 8.6\nDevice 1: NVIDIA GeForce GTX 1070, compute "
         "capability 6.1\nxinfer: kernel launch error on device 1",
@@ -214,3 +232,33 @@ def test_a_form_s_finding_names_its_forms_in_valid_json() -> None:
     # an emitter's own message is no form's
     (torch,) = explain_text("RuntimeError: CUDA error: no kernel image is available for execution on the device")
     assert "forms" not in torch.evidence
+
+
+# xformers' dispatcher (xformers/ops/fmha/dispatch.py) lists every operator it tried with its reasons: a capability
+# reason is the cause only where an operator is refused for capability alone.
+XF_HEAD = "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+
+
+def test_xformers_capability_alone_is_the_guard() -> None:
+    text = XF_HEAD + (
+        "`fa3F@2.8.0` is not supported because:\n"
+        "    requires device with capability > (8, 0) but your GPU has capability (7, 5) (too old)\n"
+        "    bf16 is only supported on A100+ GPUs\n"
+        "`cutlassF-pt` is not supported because:\n"
+        "    bf16 is only supported on A100+ GPUs\n"
+        "Device: cuda:0 NVIDIA GeForce RTX 2070 SUPER : cudaMallocAsync"
+    )
+    assert top(text) == "capability-guard"
+
+
+def test_xformers_capability_beside_a_shape_reason_is_no_guard() -> None:
+    text = XF_HEAD + (
+        "`fa3F@0.0.0` is not supported because:\n"
+        "    min(query.shape[-1], value.shape[-1]) < 64\n"
+        "    requires device with capability > (9, 0) but your GPU has capability (8, 9) (too old)\n"
+        "`cutlassF-pt` is not supported because:\n"
+        "    attn_bias.stride(-2) % 8 != 0 (attn_bias.stride() = (1984032, 248004, 498, 1))\n"
+        "HINT: To use an `attn_bias` with a sequence length that is not a multiple of 8, ..."
+    )
+    # and no form guesses "too old" from the same line either
+    assert classify(text)[0].category == "unknown"

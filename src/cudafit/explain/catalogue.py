@@ -110,6 +110,7 @@ TORCH_INDEXING = "pytorch/pytorch:aten/src/ATen/native/TensorAdvancedIndexing.cp
 TORCH_PRIMS = "pytorch/pytorch:torch/_prims_common/__init__.py"
 TORCH_GENERATOR = "pytorch/pytorch:aten/src/ATen/core/Generator.h"
 TRITON_ERRORS = "triton-lang/triton:python/triton/runtime/errors.py"
+TORCH_STATIC_LAUNCHER = "pytorch/pytorch:torch/csrc/inductor/static_cuda_launcher.cpp"
 TRITON_NVIDIA = "triton-lang/triton:third_party/nvidia/backend/compiler.py"
 JAX_BRIDGE = "jax-ml/jax:jax/_src/xla_bridge.py"
 JAX_STAGES = "jax-ml/jax:jax/_src/stages.py"
@@ -351,6 +352,8 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"invalid device function|cudaErrorInvalidDeviceFunction|\berror(?: code)?[ :=]*98\b", 2, CUDART),
             _p(r"\bCUDA failure 209\b", 3, ORT_CUDA),
             _p(r"with CUDA capability sm_\d+ is not compatible with the current PyTorch installation", 3, TORCH_CUDA),
+            # the same warning's fixed part, where a paste or an excerpt lost the GPU and capability before it
+            _p(r"\bis not compatible with the current PyTorch installation", 2.5, TORCH_CUDA),
             _p(r"PyTorch no longer supports this GPU because it is too old", 3, TORCH_CUDA),
             # _warn_unsupported_code (torch 2.8+): "Your installed torch==2.9.0+cu130 does not include kernels for
             # this GPU", "No published PyTorch CUDA builds for release 2.13.0+cu130 support this GPU", "... to install
@@ -905,6 +908,15 @@ CATEGORIES: tuple[Category, ...] = (
             # OutOfResources(required, limit, name) formats f"out of resource: {name}, Required: ..." (releases
             # before 2.0 wrote "out of resource: shared memoryRequired: ..."): its head names the resource alone
             _p(r"\bout of resource: shared memory", 3, TRITON_ERRORS),
+            # Inductor's static launcher checks the same before loading a Triton cubin, naming the kernel instead:
+            # "out of resource: triton_tem_fused_0 Required: 147456 Hardware limit:101376 Reducing block sizes ..."
+            # (Triton's own OutOfResources names "registers" or "tensor memory" the same way: not shared memory)
+            _p(
+                r"\bout of resource: (?!registers\b|tensor memory\b|threads\b)\w+,? Required: \d+,? "
+                r"Hardware limit: ?\d+",
+                3,
+                TORCH_STATIC_LAUNCHER,
+            ),
             # Warp, when cuda_configure_kernel_shared_memory fails: "Failed to configure kernel dynamic shared memory
             # for this device, tried to configure {name} kernel for {n} bytes, but maximum available is {max}"
             _p(r"Failed to configure kernel dynamic shared memory for this device", 4, WARP_CONTEXT),
@@ -1176,6 +1188,8 @@ CUT_SHORT_MESSAGES: tuple[MessageHead, ...] = (
     MessageHead(
         "wrong-framework-build", "Cannot use GPU because you have installed CPU version PaddlePaddle", PADDLE_PLACE
     ),
+    # torch's "... with CUDA capability sm_120 is not compatible with the current PyTorch installation", fixed part
+    MessageHead("no-kernel-image", "is not compatible with the current PyTorch installation", TORCH_CUDA),
     MessageHead("device-mismatch", "Expected all tensors to be on the same device", TORCH_ITER),
     MessageHead("device-mismatch", "Input and parameter tensors are not at the same device", TORCH_RNN),
     MessageHead("driver-too-old", "your nvidia driver is too old or missing", OLLAMA_CUDART),

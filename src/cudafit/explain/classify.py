@@ -40,6 +40,7 @@ from cudafit.explain.catalogue import (
     TORCH_SER,
     UNKNOWN,
     VLLM_CUTLASS_CHECK,
+    XFORMERS,
     Category,
     project_of,
 )
@@ -161,6 +162,8 @@ class _Scoring:
     matches: dict[str, _Match]
     facts: Facts
     body: str
+    # a rule found the text to be no compatibility failure (what matched means something else): no form is read
+    settled: bool = False
 
     def bump(self, cat_id: str, delta: float) -> None:
         if cat_id in self.scores:
@@ -242,6 +245,45 @@ def _ggml_stub_of_the_gpus_own_arch(s: _Scoring) -> None:
     ccs = {int(str(g.compute_capability).replace(".", "")) for g in _gpus_named(s)}
     if (ccs and ccs == {ran}) or (not ccs and ran % 10 and ran < max(compiled)):
         _move(s, "ptx-jit-lower-arch", "capability-guard")
+
+
+# xformers' dispatcher (xformers/ops/fmha/dispatch.py, _run_priority_list): "No operator found for `NAME` with inputs:"
+# then, per operator, "`OP` is not supported because:" and one reason a line.
+_XFORMERS_OP = re.compile(r"^\s*`[^`\n]+` is not supported because:\s*$", re.M)
+_XFORMERS_CAPABILITY = re.compile(r"requires device with capability|only supported on A100|\bcapability\b", re.I)
+# Where an operator's reasons end: another message, a log line (a date, a clock, a progress bar, a level, a
+# "Device: cuda:0 ..." label), a hint.
+_NOT_A_REASON = re.compile(
+    r"^(?:\d{4}-\d{2}-\d{2}|\d{2}:\d{2}|Epoch\b|\[|HINT\b|Traceback\b|File\s|(?:WARNING|INFO|ERROR|DEBUG)\b|"
+    r"\w+(?:Error|Exception):|[A-Z][\w ]{0,30}:\s)"
+)
+
+
+def _xformers_capability_beside_other_reasons(s: _Scoring) -> None:
+    """xformers lists every operator it tried and each one's reasons.  A capability reason is the cause only where an
+    operator is refused for capability alone (a GPU that has it would run that operator); where every operator
+    refused for capability is also refused for another reason (a head size, a bias's stride, a dtype), no GPU would
+    run it and the refusal is no capability problem: the guard's lines do not decide."""
+    match = s.matches.get("capability-guard")
+    if "capability-guard" not in s.scores or match is None or set(match.sources) - {XFORMERS}:
+        return
+    heads = list(_XFORMERS_OP.finditer(s.body))
+    if not heads:
+        return
+    blocks = []
+    for i, head in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(s.body)
+        reasons: list[str] = []
+        for raw in s.body[head.end() : end].splitlines()[1:]:  # [0]: the rest of the header's line
+            line = raw.strip()
+            if not line or len(line) > 200 or _NOT_A_REASON.match(line) or len(reasons) >= 12:
+                break
+            reasons.append(line)
+        blocks.append(reasons)
+    refused = [b for b in blocks if any(_XFORMERS_CAPABILITY.search(ln) for ln in b)]
+    if refused and all(any(not _XFORMERS_CAPABILITY.search(ln) for ln in b) for b in refused):
+        del s.scores["capability-guard"]
+        s.settled = True
 
 
 def _hopper_only_guards(s: _Scoring) -> None:
@@ -602,7 +644,7 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
     """No category reached the minimum score: read the forms messages take across emitters (:mod:`.forms`), and the
     two forms of the facts (an a/f target beside a failure; GPUs of two compute capabilities beside one), unless the
     text names an error that is not a compatibility problem.  What the catalogue's weak patterns found adds in."""
-    if any(score >= MIN_SCORE for score, _lines in s.scores.values()):
+    if s.settled or any(score >= MIN_SCORE for score, _lines in s.scores.values()):
         return
     if UNRELATED_WORDS.search(s.body):
         return
@@ -632,6 +674,10 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
         # the finding cites the documents behind the form, not the emitters it generalises: none of them printed
         # this text, and the grounders tailor fixes to the emitters a finding names
         vote(form.category, form.weight, line, [src for src in form.sources if src.startswith("https://")], form.name)
+    if "shared-memory-limit" in votes and "capability-guard" in votes and "shared-memory-limit" in names:
+        # a check that gives shared memory as its reason ("requires A100 or H100 GPUs as the implementation needs a
+        # large amount of shared memory") is the shared-memory limit (error_categories.md: seed 002, the check itself)
+        del votes["capability-guard"]
     ranked = [(total, -_FORM_ORDER.index(cid), cid) for cid, (total, _l, _s) in votes.items() if cid in _FORM_ORDER]
     if not ranked:
         return
@@ -657,6 +703,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _arch_specific_beside_missing_image,
     _range_check_refusal,
     _ggml_stub_of_the_gpus_own_arch,
+    _xformers_capability_beside_other_reasons,
     _hopper_only_guards,
     _guard_naming_an_arch,
     _arch_feature_beside_gpu,

@@ -119,7 +119,7 @@ def _f(
 _GEN = r"(?:Kepler|Maxwell|Pascal|Volta|Turing|Ampere|Ada(?:\s+Lovelace)?|Lovelace|Hopper|Blackwell)"
 # A piece of hardware a check can name: a capability, an SM, a generation, a data-centre GPU.
 _HW = (
-    rf"(?:compute[ _]capabilit(?:y|ies)|CUDA capability|\bcc\s*[<>=]|\bsm_?\s?\d{{2,3}}[af]?\b|"
+    rf"(?:compute[ _]capabilit(?:y|ies)|CUDA capability|device capability|\bcc\s*[<>=]|\bsm_?\s?\d{{2,3}}[af]?\b|"
     rf"\bSM\s?\d{{1,3}}(?:\.\d)?\b|"
     rf"\b{_GEN}\b|\b(?:A100|A800|H100|H800|H20|H200|B200|B300|GB200|L40S?)\b|\bGPU architecture)"
 )
@@ -263,7 +263,9 @@ FORMS: tuple[Form, ...] = (
     _f(
         "hardware is not supported",
         "capability-guard",
-        rf"{_HW}[^\n]{{0,40}}?\b(?:is|are|was)\s+(?:not|no longer|not yet)\s+supported\b"
+        rf"{_HW}[^\n]{{0,40}}?\b(?:(?:is|are|was)\s+)?(?:not|no longer|not yet)\s+supported\b"
+        rf"|\b(?:{_DEVICE})\b,?\s+which\s+(?:is|are)\s+(?:not|no longer|not yet)\s+supported\b"
+        rf"|\bno supported (?:{_DEVICE}|GPU\(s\))\s+(?:detected|found)\b"
         rf"|\bunsupported\s+(?:cuda\s+|gpu\s+|nvidia\s+)?(?:arch(?:itecture)?s?|GPUs?|devices?|"
         rf"compute capabilit(?:y|ies)|SMs?|"
         rf"hardware)\b",
@@ -278,10 +280,12 @@ FORMS: tuple[Form, ...] = (
         rf"|\btoo (?:old|low)\b[^\n]{{0,20}}?\b(?:{_DEVICE}|compute capability)\b"
         rf"|\b(?:{_DEVICE}|arch\w*|(?:compute )?capability)\b[^\n]{{0,20}}?\b(?:is|are)\s+"
         r"(?:lower|less|older|below|smaller)\s+"
-        r"than\s+(?:it is\s+|what is\s+|the\s+)?(?:required|minimum|supported|needed)",
+        r"than\s+(?:it is\s+|what is\s+|the\s+)?(?:required|minimum|supported|needed)"
+        r"|\bcapability\s+\d+(?:\.\d+)?\s+(?:is\s+)?(?:below|under|lower than|less than)\s+(?:the\s+)?"
+        r"(?:minimum|required|supported)",
         2.0,
         *_GUARDS,
-        any_of=("too old", "too low", " than "),
+        any_of=("too old", "too low", " than ", "below", "under"),
     ),
     _f(
         "a feature the GPU lacks",
@@ -351,8 +355,8 @@ FORMS: tuple[Form, ...] = (
         r"\b(?:exceed\w*|too (?:much|large|big|many)|limits?|out of resources?|required|requested|request\w*|"
         r"max(?:imum)?|insufficient|not enough|more than|larger than|greater than|over|available|"
         r"but (?:the )?(?:device|GPU|hardware) (?:supports|has|allows|only))\b"
-        r"|\b(?:exceed\w*|out of resources?|too much|not enough|insufficient|more)\b[^\n]{0,40}?"
-        r"\bshared[ _-]?mem(?:ory)?\b"
+        r"|\b(?:exceed\w*|out of resources?|too much|not enough|insufficient|more|large amount of|a lot of)\b"
+        r"[^\n]{0,40}?\bshared[ _-]?mem(?:ory)?\b"
         r"|\b(?:requires?|needs?|requested|uses?)\s+\d+\s*(?:bytes|KB|KiB|K)?\s+(?:of\s+)?(?:dynamic\s+)?"
         r"shared[ _-]?mem",
         2.0,
@@ -422,7 +426,9 @@ FORMS: tuple[Form, ...] = (
         r"\b(?:engine|plan|cache|binary|kernels?|model|library|build)\b[^\n]{0,60}?\b(?:built|compiled|generated|"
         r"created|serialized|tuned|made)\b[^\n]{0,40}?\b(?:on|for|with)\s+(?:a\s+|an\s+)?(?:different|another|other)\s+"
         r"(?:\w+\s+)?(?:GPU|device|card|machine|architecture|node|host)s?\b"
-        r"|\bdifferent (?:GPU |CUDA )?(?:arch(?:itecture)?s|compute capabilit(?:y|ies)|GPU models?|GPUs)\b",
+        r"|\bdifferent (?:GPU |CUDA )?(?:arch(?:itecture)?s|compute capabilit(?:y|ies)|GPU models?|GPUs)\b"
+        r"|\b(?:built|building|compiled|compiling|generated)\s+(?:it\s+)?(?:on|for)\s+(?:a\s+)?(?:different|another)\s+"
+        r"(?:\w+\s+)?(?:GPU|device|card|machine|arch\w*|node|host)s?\b",
         2.0,
         *_MIXED,
         alone=False,

@@ -51,6 +51,9 @@ KEYWORDS: tuple[bytes, ...] = (
     b"rtx", b"gtx", b"together", b"tandem",
     # a program slow to start, the symptom of the driver JIT-compiling PTX (explain/forms.py's start-up forms)
     b"slow", b"startup", b"minutes", b"delay",
+    # xformers' dispatcher lists each operator and its reasons, shapes and strides among them: all of them decide
+    # whether a capability line is the cause (classify._xformers_capability_beside_other_reasons)
+    b"not supported because", b"shape", b"stride", b"dtype", b"attn_bias", b"embed per head",
 )  # fmt: skip
 
 
