@@ -262,3 +262,26 @@ def test_xformers_capability_beside_a_shape_reason_is_no_guard() -> None:
     )
     # and no form guesses "too old" from the same line either
     assert classify(text)[0].category == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("I have a 3090 and a 1080 Ti", ["1080 Ti", "RTX 3090"]),
+        ("2x 3090, 1x 1080", ["RTX 3090", "GTX 1080"]),
+        ("the 2080 works but my 1070 fails", ["RTX 2080", "GTX 1070"]),
+        ("a 1080p video at step 1080", []),  # a resolution, a step: no GPU
+        ("found 4 GPUs, batch of 4096", []),
+    ],
+)
+def test_a_geforce_named_by_its_number_alone(text: str, names: list[str]) -> None:
+    from cudafit.explain import extract_facts
+
+    facts = extract_facts(clean(text))
+    assert [g["name"] for g in facts.get("mentioned_gpus", [])] == names
+
+
+def test_a_mixed_host_named_in_prose_beside_a_cuda_failure() -> None:
+    assert top("I have a 3090 and a 1070 in the box; the kernel launch fails with a CUDA error on the second") == (
+        "mixed-gpu"
+    )

@@ -684,6 +684,24 @@ def _name_tokens(name: str) -> list[str]:
     return [t for word in _SPOT_TOKEN.findall(name) for t in _spot_tokens(word)]
 
 
+# A GeForce model number alone, as users write it after an article or a count ("a 3090", "2x 4090", "my 1080"):
+# the x0xx/x5xx/x6xx numbers of the 10 to 50 series (GTX below 2000, RTX from 2000), "Ti"/"Super" kept.
+_BARE_GEFORCE = re.compile(
+    r"(?i)(?<![\w.])(?:a|an|the|my|one|two|three|four|\d+\s?x|x\s?\d+)\s+"
+    r"((?:10[5-8]|16[5-6]|20[5-8]|30[5-9]|40[5-9]|50[5-9])0)(?:\s?(ti|super))?(?![\w.%])"
+)
+
+
+def _bare_geforce(line: str) -> Iterator[tuple[str, str]]:
+    """(name, compute capability) of each GeForce named by its model number alone, looked up in the GPU table."""
+    for m in _BARE_GEFORCE.finditer(line):
+        number = m.group(1)
+        name = ("GTX " if int(number) < 2000 else "RTX ") + number + (f" {m.group(2).title()}" if m.group(2) else "")
+        cc = _table_cc(name)
+        if cc is not None:
+            yield name, cc
+
+
 def iter_mentioned_gpus(text: str) -> Iterator[tuple[str, str]]:
     """(name, compute capability "X.Y") of each GPU the text names anywhere, prose included: names of cudafit's GPU
     table (an explicit capability beside the name -- "cc=6.1", "capability: 7.5", "(SM86)" -- is preferred to the
@@ -691,9 +709,16 @@ def iter_mentioned_gpus(text: str) -> Iterator[tuple[str, str]]:
     seen: set[str] = set()
     for line in text.splitlines():
         if not _SPOT_LINE.search(line):
+            bare = list(_bare_geforce(line))
+            for name, cc in bare:
+                key = " ".join(_name_tokens(name)) or name.lower()
+                if key not in seen:
+                    seen.add(key)
+                    yield name, cc
             continue
         spotted = list(_spot_line(line))
         spotted += [(m.group(1), m.group(2)) for m in _SPOT_NAMED_CC.finditer(line) if _valid_cc(m.group(2))]
+        spotted += [(n, cc) for n, cc in _bare_geforce(line) if not any(n.split()[1] in name for name, _cc in spotted)]
         for name, cc in spotted:
             key = " ".join(_name_tokens(name)) or name.lower()
             if key not in seen:
