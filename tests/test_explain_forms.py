@@ -285,3 +285,52 @@ def test_a_mixed_host_named_in_prose_beside_a_cuda_failure() -> None:
     assert top("I have a 3090 and a 1070 in the box; the kernel launch fails with a CUDA error on the second") == (
         "mixed-gpu"
     )
+
+
+# Families of emitters outside the ML stack (issue-18-session7-dev-d), each from the file that prints it.
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Kokkos::Cuda::initialize ERROR: likely mismatch of architecture", "no-kernel-image"),
+        (
+            "Accelerator Fatal Error:\nThis file was compiled: -acc=gpu -gpu=cc90\n"
+            "Rebuild this file with -gpu=cc120 to use NVIDIA Tesla GPU 0",
+            "no-kernel-image",
+        ),
+        (
+            "[h264_nvenc @ 0x55] Driver does not support the required nvenc API version. Required: 13.0 Found: 12.2",
+            "driver-too-old",
+        ),
+        ("nvc++-Error-Switch -ta with unknown keyword cc89", "jit-toolchain-too-old"),
+        ("Warp CUDA error: Failed to get function cuGetProcAddress", "driver-too-old"),
+        (
+            "Error: CUDA driver 8.0.0 is not compatible with any supported CUDA toolkit (11.4.4, 12.3.1)",
+            "driver-too-old",
+        ),
+        ("no kernel image is available for execution this device", "no-kernel-image"),  # the string, reworded
+        ("ptxas x.ptx, line 126; error   : Feature 'ldmatrix' requires .target sm_75 or higher", "capability-guard"),
+        (
+            "Creating a GPU session with device_id does not correspond to the device ID from nvidia-smi output",
+            "mixed-gpu",
+        ),
+        ("UserWarning: you will need a GPU with NVIDIA Pascal or newer architecture", "capability-guard"),
+    ],
+)
+def test_families_beyond_the_ml_stack(text: str, expected: str) -> None:
+    assert top(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a stub libcuda (CUDA_ERROR_STUB_LIBRARY, 34) or none at all is no driver that is too old
+        "Warp CUDA error: Failed to get driver entry point 'cuDriverGetVersion' (CUDA error 34)\n"
+        "Warp CUDA warning: Unable to determine CUDA driver version",
+        "Warp CUDA error: Could not open libcuda.so.\n"
+        "   CUDA Toolkit 12.8, Driver 0.0 (insufficient CUDA driver version!)",
+        # a phrase that only starts like a message is no message cut short
+        "Unable to determine CUDA driver version",
+    ],
+)
+def test_no_driver_is_no_old_driver(text: str) -> None:
+    assert top(text) == "unknown"

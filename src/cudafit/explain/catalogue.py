@@ -110,6 +110,9 @@ TORCH_INDEXING = "pytorch/pytorch:aten/src/ATen/native/TensorAdvancedIndexing.cp
 TORCH_PRIMS = "pytorch/pytorch:torch/_prims_common/__init__.py"
 TORCH_GENERATOR = "pytorch/pytorch:aten/src/ATen/core/Generator.h"
 TRITON_ERRORS = "triton-lang/triton:python/triton/runtime/errors.py"
+KOKKOS_CUDA = "kokkos/kokkos:core/src/Cuda/Kokkos_Cuda_Instance.cpp"
+FFMPEG_NVENC = "FFmpeg/FFmpeg:libavcodec/nvenc.c"
+NVHPC = "https://docs.nvidia.com/hpc-sdk/compilers/hpc-compilers-user-guide/index.html"
 TORCH_STATIC_LAUNCHER = "pytorch/pytorch:torch/csrc/inductor/static_cuda_launcher.cpp"
 TRITON_NVIDIA = "triton-lang/triton:third_party/nvidia/backend/compiler.py"
 JAX_BRIDGE = "jax-ml/jax:jax/_src/xla_bridge.py"
@@ -336,7 +339,12 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"no kernel image is available for execution on the device", 3, CUDART),
             # the same string's head, as titles and prose quote it ("crashes with 'no kernel image is available'",
             # "has no SM70 kernel image in the official wheel"); the whole string counts once, above
-            _p(r"\bno\s+(?:sm_?\d{2,3}[af]?\s+)?kernel\s+image\b(?!\s+is\s+available\s+for\s+exec)", 2, CUDART),
+            # (a variant of the whole string, "... for execution this device", ".../operation", counts here)
+            _p(
+                r"\bno\s+(?:sm_?\d{2,3}[af]?\s+)?kernel\s+image\b(?!\s+is\s+available\s+for\s+execution\s+on\s+the\s+device)",
+                2,
+                CUDART,
+            ),
             _p(r"cudaErrorNoKernelImageForDevice|CUDA_ERROR_NO_BINARY_FOR_GPU", 3, CUDRV),
             # Rust bindings print CUDA_ERROR_NO_BINARY_FOR_GPU as their enum's variant: "Cuda(NoBinaryForGpu)" (cust's
             # CudaError, as rustacuda's; HIP's "hipErrorNoBinaryForGpu" is another vendor and does not match).
@@ -376,6 +384,17 @@ CATEGORIES: tuple[Category, ...] = (
             # spconv: "[WARNING]your gpu arch (8, 6) isn't compiled in prebuilt, may cause invalid device function."
             _p(r"your gpu arch \(\d+, \d+\) isn't compiled in prebuilt", 3, SPCONV),
             _p(r"compute capability not in compiled architectures", 3, OLLAMA_DISCOVER),
+            # Kokkos runs a probe kernel at start: it cannot launch without code for the GPU ("likely mismatch of
+            # architecture"), or reports the archs the build holds against the GPU's
+            _p(
+                r"Kokkos::Cuda::initialize ERROR:? (?:likely mismatch of architecture|running kernels compiled for "
+                r"compute capability)",
+                3,
+                KOKKOS_CUDA,
+            ),
+            # NVHPC's OpenACC runtime: "This file was compiled: -acc=gpu -gpu=cc90 / Rebuild this file with
+            # -gpu=cc120 to use NVIDIA Tesla GPU 0"
+            _p(r"Rebuild this file with -gpu=cc\d+ to use", 3, NVHPC),
             # vLLM's CUTLASS 2.x kernels (plain sm75/sm80/sm89) missing from the build for the GPU below 9.0.
             _p(
                 r"No compiled cutlass_scaled_mm for a compute capability less than CUDA device capability: [1-8]\d\b",
@@ -802,6 +821,10 @@ CATEGORIES: tuple[Category, ...] = (
         "driver-too-old",
         "driver older than the CUDA runtime",
         (
+            # FFmpeg's NVENC encoders check the driver's NVENC API: "Driver does not support the required nvenc API
+            # version. Required: 13.0 Found: 12.2", "The minimum required Nvidia driver for nvenc is 570.0 or newer"
+            _p(r"Driver does not support the required nvenc API version", 3, FFMPEG_NVENC),
+            _p(r"The minimum required Nvidia driver for nvenc is", 2, FFMPEG_NVENC),
             _p(r"CUDA driver version is insufficient for CUDA runtime version", 4, CUDART),
             _p(r"cudaErrorInsufficientDriver|\berror(?: code)?[ :=]*35\b", 2, CUDART),
             _p(r"CUDA failed with error CUDA driver version is insufficient", 0.5, CT2_CUDA),
@@ -1227,6 +1250,8 @@ CUT_SHORT_MESSAGES: tuple[MessageHead, ...] = (
 # owner/repo -> the project a message comes from, for fixes that name the right framework.
 SOURCE_PROJECTS: dict[str, str] = {
     "pytorch/pytorch": "torch",
+    "kokkos/kokkos": "kokkos",
+    "FFmpeg/FFmpeg": "ffmpeg",
     "triton-lang/triton": "triton",
     "jax-ml/jax": "jax",
     "openxla/xla": "jax",

@@ -286,6 +286,22 @@ def _xformers_capability_beside_other_reasons(s: _Scoring) -> None:
         s.settled = True
 
 
+# CUDA_ERROR_STUB_LIBRARY (34): "the CUDA driver that the application has loaded is a stub library" (cuda.h)
+_STUB = re.compile(r"CUDA_ERROR_STUB_LIBRARY|\bstub library\b|\bCUDA error 34\b|\(CUDA error 34\)", re.I)
+
+
+def _stub_library_is_no_old_driver(s: _Scoring) -> None:
+    """A process that loaded the toolkit's stub libcuda gets error 34 from every driver call, and programs that then
+    cannot read the driver's version call it missing or too old: the driver is not old, none is loaded."""
+    if "driver-too-old" in s.scores and (_STUB.search(s.body) or 34 in _named_codes(s.facts)):
+        del s.scores["driver-too-old"]
+        s.settled = True
+
+
+def _named_codes(facts: Facts) -> set[int]:
+    return {c["code"] for c in facts.get("cuda_errors", [])}
+
+
 def _hopper_only_guards(s: _Scoring) -> None:
     """FlashAttention-3's ``is_sm90`` check (hopper/flash_api.cpp: major 9 and minor 0) and DeepGEMM's
     ``arch_major == 9`` guard libraries whose kernels are built for sm_90a only (hopper/setup.py, DeepGEMM's JIT):
@@ -593,16 +609,33 @@ def _message_cut_short(s: _Scoring) -> None:
     image is availa", "nvcc fatal : Unsupported gpu ar", then maybe the GPU and driver lines of the same report) names
     that message: its category scores as a clear pattern would, unless one of its patterns already matched
     (catalogue.CUT_SHORT_MESSAGES).  Each head is one regular expression led by a fixed string: linear time."""
+    if s.settled:
+        return
     for head, rx in _CUT_SHORT:
         if head.category in s.scores:
             continue
         m = rx.search(s.body)
-        if m:
+        if m and not _a_phrase_of_its_own(head.message, m.group()):
             start = s.body.rfind("\n", 0, m.start()) + 1
             line = s.body[start : m.end()].strip()[:300]
             s.scores[head.category] = (_CUT_SHORT_WEIGHT, [line])
             # the rules read a scored category's match: it is this head's, with its emitter as the source
             s.matches[head.category] = _Match(_CUT_SHORT_WEIGHT, (line,), _CUT_SHORT_WEIGHT, m.start(), (head.source,))
+
+
+_CUT_AT_A_WORD_MIN = 24
+
+
+def _a_phrase_of_its_own(message: str, piece: str) -> bool:
+    """A short piece of a message that ends where one of its words ends, with no ellipsis after it ("Unable to
+    determine CUDA driver version"), is a phrase of the line's own: a cut inside a word ("CUDA driver version is
+    insuffi"), an ellipsis, or a longer piece ("FlashAttention only supports Ampere GPUs or") is the message cut."""
+    text = piece.rstrip(" \t.\u2026\"'`)]")
+    if len(piece) > len(text) and ("\u2026" in piece[len(text) :] or "..." in piece[len(text) :]):
+        return False  # an ellipsis: cut
+    n = len(" ".join(text.split()))
+    at_word_end = n >= len(message) or not message[n].isalnum()
+    return at_word_end and n < _CUT_AT_A_WORD_MIN
 
 
 # Where forms of several categories are read, the one whose cause is the most specific wins a tie: an a/f target or a
@@ -704,6 +737,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _range_check_refusal,
     _ggml_stub_of_the_gpus_own_arch,
     _xformers_capability_beside_other_reasons,
+    _stub_library_is_no_old_driver,
     _hopper_only_guards,
     _guard_naming_an_arch,
     _arch_feature_beside_gpu,

@@ -133,7 +133,7 @@ _REFUSED = r"(?:not supported|unsupported|not available|not compatible|incompati
 _REFUSE = rf"(?:{_REFUSED}|only supported|only available)"
 # A report of a failure, in a program's words or a user's.
 FAILURE = re.compile(
-    r"\b(?:error|errors|\w+Error|\w+Exception|fail(?:s|ed|ure|ing)?|crash(?:es|ed|ing)?|exception|abort(?:s|ed)?|assert(?:ion)?|"
+    r"\b(?:error|errors|\w+Error|\w+Exception|\w*Warning|fail(?:s|ed|ure|ing)?|crash(?:es|ed|ing)?|exception|abort(?:s|ed)?|assert(?:ion)?|"
     r"does(?: not|n'?t) work|not working|won'?t (?:run|work|start|load)|cannot (?:run|load|launch)|"
     r"can'?t (?:run|load|launch)|unable to (?:run|load|launch)|broken|breaks?|broke|garbage|hangs?|unavailable)\b"
     r"|\[bug\]",
@@ -324,7 +324,9 @@ FORMS: tuple[Form, ...] = (
         "jit-toolchain-too-old",
         r"\b(?:unknown|unsupported|invalid|unrecogni[sz]ed)\s+(?:nvidia\s+|cuda\s+|gpu\s+|target\s+)*"
         r"(?:arch(?:itecture)?|gpu|target|processor|cpu)\b[^\n]{0,10}?['\"`(:]?\s*(?:sm_?\d{2,3}|compute_\d{2,3}|\d{2,3}[af]?\b)"
-        r"|\bis not a recogni[sz]ed processor\b",
+        r"|\bis not a recogni[sz]ed processor\b"
+        # NVHPC's compilers name targets ccXY: "nvc++-Error-Switch -ta with unknown keyword cc89"
+        r"|\bunknown (?:keyword|value|sub-?option)\s+['\"`]?cc\d{2,3}\b",
         2.5,
         *_TOOLCHAINS,
         any_of=("unknown", "unsupported", "invalid", "recogni"),
@@ -372,11 +374,16 @@ FORMS: tuple[Form, ...] = (
         r"(?:needs?|has) to be (?:updated|upgraded))\b"
         r"|\b(?:requires?|needs?|minimum|at least)\b[^\n]{0,20}?\b(?:NVIDIA |GPU |CUDA )?driver(?: version)?\s*"
         r"(?:>=|≥|of|:|version)?\s*\d{3}"
-        r"|\bdriver(?: version)?\s*\d{3}(?:\.\d+)*\s*(?:or (?:newer|later|higher|above)|\+)",
+        r"|\bdriver(?: version)?\s*\d{3}(?:\.\d+)*\s*(?:or (?:newer|later|higher|above)|\+)"
+        r"|\bdriver\b[^\n]{0,30}?\bis not compatible with\b",
         2.0,
         *_DRIVERS,
         alone=False,
         all_of=("driver",),
+        # no driver at all (libcuda cannot be opened, a stub loaded, version 0.0): not one that is too old
+        veto=r"\b(?:could not|cannot|can'?t|failed to|unable to) (?:open|load|find) (?:the )?libcuda|"
+        r"\blibcuda\.so[.\d]*:? (?:cannot open|not found|no such file)|\bstub (?:library|libcuda)\b|"
+        r"CUDA_ERROR_STUB_LIBRARY|\bdriver(?: version)?:? 0\.0\b|\bno (?:NVIDIA |CUDA )?driver\b",
     ),
     # -- ptx-too-new-for-driver: PTX of a newer ISA than the driver's JIT (COMPAT_DOC) ------------------------------
     _f(
@@ -498,7 +505,20 @@ FORMS: tuple[Form, ...] = (
     _f(
         "a feature of another target",
         "arch-specific-mismatch",
-        r"\bFeature '[^'\n]{1,60}' requires \.target sm_\d{2,3}[af]?\b",
+        # sm_90 and newer: the Hopper and Blackwell features (clusters, TMA, wgmma, tcgen05) that code written for
+        # one such target uses, compiled for a target without them
+        r"\bFeature '[^'\n]{1,60}' requires \.target sm_(?:9\d|1\d\d)[af]?\b",
+        2.5,
+        "https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#release-notes",
+        NVCC_ARCH,
+        all_of=(".target",),
+    ),
+    _f(
+        "a feature of a newer generation",
+        "capability-guard",
+        # below sm_90: a generation's feature (ldmatrix sm_75, bf16 and cp.async sm_80) every later GPU has, which
+        # the GPU the code is built for lacks: the code needs a newer GPU
+        r"\bFeature '[^'\n]{1,60}' requires \.target sm_[1-8]\d\b|\brequires \.target sm_[1-8]\d or higher\b",
         2.5,
         "https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#release-notes",
         NVCC_ARCH,
@@ -533,6 +553,28 @@ FORMS: tuple[Form, ...] = (
         veto=r"\b(?:load\w*|download\w*|read\w*)\s+(?:the\s+|a\s+|my\s+|its\s+)?(?:\w+\s+)?"
         r"(?:model|checkpoint|weights|dataset|data|files?)\b|\bdownload",
         rescue=r"\b(?:session|CreateSession|JIT|PTX|cuda init\w*|initiali[sz]\w*|start[- ]?up)\b",
+    ),
+    # -- driver-too-old: a driver without an entry point the runtime needs (cuGetProcAddress came with CUDA 11.3) --
+    _f(
+        "a driver without a newer entry point",
+        "driver-too-old",
+        r"\bFailed to get (?:function|driver entry point)\s+['\"`]?cuGetProcAddress\b"
+        r"|\bcuGetProcAddress\b[^\n]{0,40}?\b(?:not found|missing|unavailable|fail\w*)",
+        2.0,
+        "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DRIVER__ENTRY__POINT.html",
+        COMPAT_DOC,
+        all_of=("cugetprocaddress",),
+    ),
+    # -- mixed-gpu: CUDA's device numbering, fastest first, against nvidia-smi's PCI order (CUDA_DEVICE_ORDER) --------
+    _f(
+        "CUDA's device order against nvidia-smi's",
+        "mixed-gpu",
+        r"\b(?:device[_ ]?(?:ids?|order|index|indices|numbering|ordinals?)|order of (?:the )?GPUs)\b[^\n]{0,80}?"
+        r"\b(?:nvidia-smi|PCI)\b|\bnvidia-smi\b[^\n]{0,80}?\b(?:order|PCI bus)\b[^\n]{0,80}?\bCUDA\b"
+        r"|\bCUDA_DEVICE_ORDER\s*=\s*['\"]?PCI_BUS_ID\b",
+        2.0,
+        "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",
+        any_of=("nvidia-smi", "pci"),
     ),
 )
 
