@@ -334,3 +334,25 @@ def test_families_beyond_the_ml_stack(text: str, expected: str) -> None:
 )
 def test_no_driver_is_no_old_driver(text: str) -> None:
     assert top(text) == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a ROCm build of torch beside an NVIDIA GPU (torch/cuda/__init__.py's "HIP initialization" warning)
+        (
+            "[Bug]: Cuda with RTX 3060\n/site-packages/torch/cuda/__init__.py:88: UserWarning: HIP initialization: "
+            "Unexpected error",
+            "wrong-framework-build",
+        ),
+        ("CUDA SETUP: Defaulting to libbitsandbytes_cpu.so...", "wrong-framework-build"),
+        ("RuntimeError: cutlassF: no kernel found to launch!", "no-kernel-image"),
+        ("nvcc fatal   : Value 'native' is not defined for option 'gpu-architecture'", "jit-toolchain-too-old"),
+    ],
+)
+def test_families_of_desktop_software(text: str, expected: str) -> None:
+    assert top(text) == expected
+
+
+def test_a_rocm_build_on_an_amd_gpu_is_no_wrong_build() -> None:
+    assert top("UserWarning: HIP initialization: Unexpected error from hipGetDeviceCount()") == "unknown"

@@ -110,6 +110,8 @@ TORCH_INDEXING = "pytorch/pytorch:aten/src/ATen/native/TensorAdvancedIndexing.cp
 TORCH_PRIMS = "pytorch/pytorch:torch/_prims_common/__init__.py"
 TORCH_GENERATOR = "pytorch/pytorch:aten/src/ATen/core/Generator.h"
 TRITON_ERRORS = "triton-lang/triton:python/triton/runtime/errors.py"
+BNB_SETUP = "bitsandbytes-foundation/bitsandbytes:bitsandbytes/cuda_setup/main.py"
+TORCH_MEA_DISPATCH = "pytorch/pytorch:aten/src/ATen/native/transformers/cuda/attention.cu"
 KOKKOS_CUDA = "kokkos/kokkos:core/src/Cuda/Kokkos_Cuda_Instance.cpp"
 FFMPEG_NVENC = "FFmpeg/FFmpeg:libavcodec/nvenc.c"
 NVHPC = "https://docs.nvidia.com/hpc-sdk/compilers/hpc-compilers-user-guide/index.html"
@@ -384,6 +386,9 @@ CATEGORIES: tuple[Category, ...] = (
             # spconv: "[WARNING]your gpu arch (8, 6) isn't compiled in prebuilt, may cause invalid device function."
             _p(r"your gpu arch \(\d+, \d+\) isn't compiled in prebuilt", 3, SPCONV),
             _p(r"compute capability not in compiled architectures", 3, OLLAMA_DISCOVER),
+            # memory-efficient attention's dispatch (torch, xformers) picks a CUTLASS kernel by the GPU's capability and
+            # dtype: TORCH_CHECK(kernel_launched, "cutlassF: no kernel found to launch!") where none is built for them
+            _p(r"\bcutlass[FB]: no kernel found to launch\b", 3, TORCH_MEA_DISPATCH),
             # Kokkos runs a probe kernel at start: it cannot launch without code for the GPU ("likely mismatch of
             # architecture"), or reports the archs the build holds against the GPU's
             _p(
@@ -769,6 +774,9 @@ CATEGORIES: tuple[Category, ...] = (
                 3,
                 NVCC,
             ),
+            # -arch=native / all / all-major came with nvcc 11.5-11.6 (the nvcc documentation's --gpu-architecture):
+            # an older nvcc refuses them as a value, the GPU's own arch unknown to it
+            _p(r"Value '(?:native|all|all-major)' is not defined for option 'gpu-architecture'", 3, NVCC),
             # torch.utils.cpp_extension._get_cuda_arch_flags: an arch this torch's table does not know.
             _p(r"Unknown CUDA arch \([^)\n]*\) or GPU not supported", 4, TORCH_EXT),
             # nvrtcGetErrorString(NVRTC_ERROR_INVALID_OPTION): with the arch option in the same log, the option NVRTC
@@ -976,6 +984,9 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"was compiled without GPU support", 3, BNB),
             # bitsandbytes found a GPU but no library of its own for the CUDA it detected (or no runtime to load it)
             _p(r"CUDA Setup failed despite GPU being available", 3, BNB),
+            # releases before 0.43 (cuda_setup/main.py): no library of its own for the CUDA it detected, so the CPU one
+            _p(r"Required library version not found: libbitsandbytes_cuda\d+", 3, BNB_SETUP),
+            _p(r"Defaulting to libbitsandbytes_cpu\b", 3, BNB_SETUP),
             _p(r"This CTranslate2 package was not compiled with CUDA support", 4, CT2_DEVICES),
             # detectron2's and mmcv's ops: AT_ERROR("[Detectron2 is |DeformConv is ]not compiled with GPU support")
             _p(r"\bnot compiled with GPU support", 3, DETECTRON2),

@@ -302,6 +302,20 @@ def _named_codes(facts: Facts) -> set[int]:
     return {c["code"] for c in facts.get("cuda_errors", [])}
 
 
+# A PyTorch (or its index's) build for AMD's ROCm: "torch==2.0.1+rocm5.4.2", ".../whl/rocm5.4.2", and torch's own
+# "HIP initialization: ..." warning, the ROCm twin of "CUDA initialization" (torch/cuda/__init__.py).
+_ROCM_BUILD = re.compile(r"\+rocm\d|/whl/rocm\d|\bHIP initialization:", re.I)
+_ROCM_BUILD_DOC = "https://pytorch.org/get-started/locally/"
+
+
+def _rocm_build_beside_an_nvidia_gpu(s: _Scoring) -> None:
+    """A ROCm build of the framework runs on AMD GPUs only: beside an NVIDIA GPU the log names, it is the wrong
+    build (the install page's compute platform was ROCm, not CUDA)."""
+    if _ROCM_BUILD.search(s.body) and _gpus_named(s):
+        line = next((ln.strip()[:300] for ln in s.body.splitlines() if _ROCM_BUILD.search(ln)), "")
+        _decide(s, "wrong-framework-build", [line], [_ROCM_BUILD_DOC])
+
+
 def _hopper_only_guards(s: _Scoring) -> None:
     """FlashAttention-3's ``is_sm90`` check (hopper/flash_api.cpp: major 9 and minor 0) and DeepGEMM's
     ``arch_major == 9`` guard libraries whose kernels are built for sm_90a only (hopper/setup.py, DeepGEMM's JIT):
@@ -399,7 +413,7 @@ def _af_build_refusal(s: _Scoring) -> None:
         _decide(s, cat_id, [c.line for c in found], [c.source for c in found])
 
 
-_CUTLASS_STATUS = re.compile(r"\bError (?:Internal|Architecture Mismatch)\b")
+_CUTLASS_STATUS = re.compile(r"\bError (?:Internal|Architecture Mismatch)\b|\bFailed to launch the CUTLASS kernel\b")
 _CUTLASS_NAME = re.compile(r"cutlass", re.I)
 
 
@@ -738,6 +752,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _ggml_stub_of_the_gpus_own_arch,
     _xformers_capability_beside_other_reasons,
     _stub_library_is_no_old_driver,
+    _rocm_build_beside_an_nvidia_gpu,
     _hopper_only_guards,
     _guard_naming_an_arch,
     _arch_feature_beside_gpu,
