@@ -82,9 +82,12 @@ def test_held_out_batch_is_held_out_whatever_its_url_hashes_to() -> None:
 # session-6 work, on the same corpus: dev 537/585 (91.8%; 469/585 with the classifier the session started from),
 # held-out 343/386 (88.9%; 324/386 before), the blind held-out half 43/64 (37/64 before). The third blind batch
 # (`issue-18-session6-blind2`, 134 held-out records, committed before any look at its scores) measured main's
-# classifier at 93/134 (69.4%); with it the held-out part is 436/520 (83.8%). Floors: the measured figures, rounded
-# down.
-@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.91), (HELD_OUT, 0.83)])
+# classifier at 93/134 (69.4%); with it the held-out part is 436/520 (83.8%). Session 7 added development batches
+# (each scored before it was tuned on) and a fourth blind batch (`issue-18-session7-blind`, 93 records, committed
+# before any look at its scores and read once at the end): on the 613 held-out records the classifier the session
+# began with scores 495/613 (80.8%), the session's 518/613 (84.5%; the blind batch 59 -> 65/93, the older 520
+# 436 -> 453); development 882/958 (92.1%; 797/958 before). Floors: the measured figures, rounded down.
+@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.92), (HELD_OUT, 0.84)])
 def test_accuracy(part: str, floor: float) -> None:
     result = score(parts(RECORDS)[part])
     print(f"\nexplain corpus, {part}: {result}")
