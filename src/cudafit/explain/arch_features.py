@@ -38,6 +38,7 @@ __all__ = [
     "iter_arch_features",
     "iter_gpu_mentions",
     "iter_support_claims",
+    "line_at",
     "names_blackwell",
     "target_covers",
 ]
@@ -148,7 +149,8 @@ ARCH_FEATURES: tuple[ArchFeature, ...] = (
 _FEATURE_RX = re.compile("|".join(f"(?P<f{i}>{f.pattern})" for i, f in enumerate(ARCH_FEATURES)), re.I)
 
 
-def _line_at(text: str, start: int, end: int) -> str:
+def line_at(text: str, start: int, end: int) -> str:
+    """The line (or lines) holding ``text[start:end]``, trimmed to 300 characters: what a finding quotes."""
     lo = text.rfind("\n", 0, start) + 1
     hi = text.find("\n", end)
     return text[lo : hi if hi >= 0 else None].strip()[:300]
@@ -161,7 +163,7 @@ def iter_arch_features(text: str) -> Iterator[tuple[ArchFeature, str]]:
         index = int(next(k for k, v in m.groupdict().items() if v is not None)[1:])
         if index not in seen:
             seen.add(index)
-            yield ARCH_FEATURES[index], _line_at(text, m.start(), m.end())
+            yield ARCH_FEATURES[index], line_at(text, m.start(), m.end())
 
 
 @dataclass(frozen=True)
@@ -358,4 +360,4 @@ def iter_support_claims(text: str) -> Iterator[SupportClaim]:
                 ccs = _covered_by("sm_90a")
             if ccs:
                 span = m.span("claim") if named.get("claim") else m.span()
-                yield SupportClaim(ccs, guard, _line_at(text, *span), source, span)
+                yield SupportClaim(ccs, guard, line_at(text, *span), source, span)

@@ -20,6 +20,7 @@ from cudafit.explain.arch_features import (
     iter_arch_features,
     iter_gpu_mentions,
     iter_support_claims,
+    line_at,
     names_blackwell,
     target_covers,
 )
@@ -477,7 +478,7 @@ def _names_unrelated_error(facts: Facts) -> bool:
 
 def _unrelated_errors(facts: Facts) -> set[int]:
     """The codes of the CUDA errors the text names that the inventory calls unrelated."""
-    named = {c["code"] for c in facts.get("cuda_errors", [])}
+    named = _named_codes(facts)
     return {e.code for e in CUDA_ERRORS if e.code in named and not e.related}
 
 
@@ -713,10 +714,12 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
     failure = FAILURE.search(s.body)
     af_weight = _af_target_beside_failure(s)
     if af_weight and failure and not unrelated:
-        vote("arch-specific-mismatch", af_weight, _line_of(s.body, failure.start()), [_AF_FORM], _AF_FORM_NAME)
+        line = line_at(s.body, failure.start(), failure.end())
+        vote("arch-specific-mismatch", af_weight, line, [_AF_FORM], _AF_FORM_NAME)
     cuda_failure = CUDA_FAILURE.search(s.body)
     if cuda_failure and len(_distinct_ccs(s.facts)) >= 2 and not unrelated:
-        vote("mixed-gpu", 2.0, _line_of(s.body, cuda_failure.start()), [BEST_PRACTICES], _MIXED_FORM_NAME)
+        line = line_at(s.body, cuda_failure.start(), cuda_failure.end())
+        vote("mixed-gpu", 2.0, line, [BEST_PRACTICES], _MIXED_FORM_NAME)
     for form, line in forms:
         # the finding cites the documents behind the form, not the emitters it generalises: none of them printed
         # this text, and the grounders tailor fixes to the emitters a finding names
@@ -736,12 +739,6 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
     s.facts["forms"] = list(dict.fromkeys(names[cat_id]))
     if cat_id == "mixed-gpu":
         _adopt_mentioned_gpus(s)
-
-
-def _line_of(body: str, pos: int) -> str:
-    start = body.rfind("\n", 0, pos) + 1
-    end = body.find("\n", pos)
-    return body[start : end if end >= 0 else None].strip()[:300]
 
 
 # The precedence rules, applied in this order after the patterns' weights are summed: each picks the root

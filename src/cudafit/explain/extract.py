@@ -708,16 +708,11 @@ def iter_mentioned_gpus(text: str) -> Iterator[tuple[str, str]]:
     table's), and other product-like names given with "cc=X.Y".  Each name once, in text order."""
     seen: set[str] = set()
     for line in text.splitlines():
-        if not _SPOT_LINE.search(line):
-            bare = list(_bare_geforce(line))
-            for name, cc in bare:
-                key = " ".join(_name_tokens(name)) or name.lower()
-                if key not in seen:
-                    seen.add(key)
-                    yield name, cc
-            continue
-        spotted = list(_spot_line(line))
-        spotted += [(m.group(1), m.group(2)) for m in _SPOT_NAMED_CC.finditer(line) if _valid_cc(m.group(2))]
+        spotted: list[tuple[str, str]] = []
+        if _SPOT_LINE.search(line):
+            spotted += _spot_line(line)
+            spotted += [(m.group(1), m.group(2)) for m in _SPOT_NAMED_CC.finditer(line) if _valid_cc(m.group(2))]
+        # a bare number names its GeForce unless a name above already holds it ("1080 Ti" before "a 1080 Ti")
         spotted += [(n, cc) for n, cc in _bare_geforce(line) if not any(n.split()[1] in name for name, _cc in spotted)]
         for name, cc in spotted:
             key = " ".join(_name_tokens(name)) or name.lower()

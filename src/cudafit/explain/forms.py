@@ -25,6 +25,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from cudafit.explain.arch_features import line_at
+
 __all__ = [
     "BEST_PRACTICES",
     "CUDA_FAILURE",
@@ -589,9 +591,7 @@ def iter_forms(text: str) -> Iterator[tuple[Form, str]]:
             continue
         m = form.regex.search(text)
         if m:
-            start = text.rfind("\n", 0, m.start()) + 1
-            end = text.find("\n", m.end())
-            yield form, text[start : end if end >= 0 else None].strip()[:300]
+            yield form, line_at(text, m.start(), m.end())
 
 
 def iter_form_sources() -> Iterator[tuple[str, str, str]]:
