@@ -192,3 +192,16 @@ def test_nvidia_libraries_get_no_rebuild_advice_and_empty_packages_no_blame() ->
     assert "https://download.pytorch.org/whl/cu126" in f.fixes[0]
     assert not any("--no-binary" in x or "cudafit check 'nvidia" in x for x in f.fixes)
     assert "NVIDIA's" in f.fixes[-1]
+
+
+def test_no_kernel_image_on_a_mixed_host_names_the_mixed_host() -> None:
+    findings = explain_text(NO_IMAGE, Context(gpus=(RTX_2080, RTX_3090)))
+    assert [f.category for f in findings] == ["no-kernel-image", "mixed-gpu"]
+    assert "no code for one of NVIDIA GeForce RTX 2080 (7.5), NVIDIA GeForce RTX 3090 (8.6)" in findings[0].cause
+    assert 'TORCH_CUDA_ARCH_LIST="7.5;8.6"' in findings[1].fixes[0]
+
+
+def test_no_kernel_image_on_two_gpus_of_one_capability_is_no_mixed_host() -> None:
+    findings = explain_text(NO_IMAGE, Context(gpus=(T4, RTX_2080)))
+    assert [f.category for f in findings] == ["no-kernel-image"]
+    assert "one of" not in findings[0].cause

@@ -17,6 +17,7 @@ from cudafit.actions import WITHOUT_CODE
 from cudafit.explain.catalogue import PYTORCH_INDEX
 from cudafit.explain.context import KernelGap, normalise_package
 from cudafit.explain.evidence import Evidence, KernelMatch
+from cudafit.explain.grounders.arch import mixed_host_finding
 from cudafit.explain.grounders.base import (
     Ground,
     Grounded,
@@ -234,9 +235,11 @@ def ground_no_kernel_image(g: Ground) -> Grounded:
         if first.status is Status.FAILS:
             holes.add(normalise_package(first.package))
         fixes += _match_fixes(first)
+    mixed = len(set(g.ccs)) > 1
     if g.gpus and not notes:
+        which = f"one of {describe(g.gpus)} (the one it ran on)" if mixed else describe(g.gpus)
         notes.append(
-            f"the binary has no code for {describe(g.gpus)}: no cubin of the same major with an equal or lower "
+            f"the binary has no code for {which}: no cubin of the same major with an equal or lower "
             "minor, and no PTX of an equal or lower compute capability"
         )
     old = [cc for cc in g.ccs if cc < _TURING]
@@ -249,4 +252,9 @@ def ground_no_kernel_image(g: Ground) -> Grounded:
             "major, so pick the framework build for a CUDA major that supports this GPU (cudafit doctor)"
         )
     cause = "; ".join(notes) if notes else g.finding.cause
-    return Grounded(cause, fixes or list(g.finding.fixes), ev)
+    out = Grounded(cause, fixes or list(g.finding.fixes), ev)
+    if mixed:
+        # A host of several compute capabilities: the usual way a build that works on one card has no code for
+        # the other (built on, or with arch auto-detection for, one of them; seed 001's host).
+        out.extra.append(mixed_host_finding(g.finding, g.gpus))
+    return out
