@@ -1189,6 +1189,161 @@ _CUDA_ERROR_PATTERNS: dict[str, tuple[Pattern, ...]] = {
 }
 CATEGORIES = tuple(replace(c, patterns=c.patterns + _CUDA_ERROR_PATTERNS.get(c.id, ())) for c in CATEGORIES)
 
+# Issue 18, session 8: emitters beyond the families above, each message confirmed in the file cited (the format
+# string as written there, placeholders as \S+ / \d+).  Warnings and notes that say nothing failed weigh <= 1.5, so
+# they count only beside a failure; a check that refuses the GPU, a build without CUDA, a shared-memory limit that is
+# exceeded weigh 3-4 like the emitters' messages above.
+ORT_TRT_CTX = "microsoft/onnxruntime:onnxruntime/core/providers/tensorrt/onnx_ctx_model_helper.cc"
+TINYCUDANN_TORCH = "NVlabs/tiny-cuda-nn:bindings/torch/tinycudann/modules.py"
+TINYCUDANN_MLP = "NVlabs/tiny-cuda-nn:src/fully_fused_mlp.cu"
+TINYCUDANN_SAMPLE = "NVlabs/tiny-cuda-nn:samples/mlp_learning_an_image.cu"
+TORCH_TRT_EXEC = "pytorch/TensorRT:core/runtime/execute_engine.cpp"
+TORCH_TRT_RUNTIME = "pytorch/TensorRT:core/runtime/runtime.cpp"
+TORCH_TRT_ENGINE = "pytorch/TensorRT:core/runtime/TRTEngine.cpp"
+TORCH_TRT_PY = "pytorch/TensorRT:py/torch_tensorrt/runtime/_utils.py"
+CUTE_DSL_TCGEN05 = "NVIDIA/cutlass:python/CuTeDSL/cutlass/cute/nvgpu/tcgen05/mma.py"
+CUTE_DSL_WGMMA = "NVIDIA/cutlass:python/CuTeDSL/cutlass/cute/nvgpu/warpgroup/mma.py"
+CUTE_DSL_DIAG = "NVIDIA/cutlass:python/CuTeDSL/cutlass/base_dsl/diagnostics.py"
+CUTE_DSL_COMMON = "NVIDIA/cutlass:python/CuTeDSL/cutlass/base_dsl/common.py"
+CUTE_DSL_CPASYNC = "NVIDIA/cutlass:python/CuTeDSL/cutlass/cute/nvgpu/cpasync/copy.py"
+CUTLASS_PY_CHECK = "NVIDIA/cutlass:python/cutlass_cppgen/utils/check.py"
+CUTLASS_EX_AMPERE = "NVIDIA/cutlass:examples/14_ampere_tf32_tensorop_gemm/ampere_tf32_tensorop_gemm.cu"
+CUTLASS_EX_HOPPER = "NVIDIA/cutlass:examples/48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm.cu"
+CUTLASS_EX_BLACKWELL = "NVIDIA/cutlass:examples/70_blackwell_gemm/70_blackwell_fp16_gemm.cu"
+CUDF_GPU_UTILS = "rapidsai/cudf:python/cudf/cudf/utils/gpu_utils.py"
+CUDAJL_STATE = "JuliaGPU/CUDA.jl:CUDACore/lib/cudadrv/state.jl"
+CUDAJL_COMPILATION = "JuliaGPU/CUDA.jl:CUDACore/src/compiler/compilation.jl"
+WARP_CONTEXT_SRC = "NVIDIA/warp:warp/_src/context.py"
+WARP_JAX_FFI = "NVIDIA/warp:warp/_src/jax/ffi.py"
+XGBOOST_COMMON = "dmlc/xgboost:src/common/common.h"
+LIGHTGBM_CUDA = "microsoft/LightGBM:src/treelearner/cuda/cuda_single_gpu_tree_learner.hpp"
+LIGHTGBM_GPU = "microsoft/LightGBM:src/treelearner/gpu_tree_learner.h"
+DGL_RUNTIME = "dmlc/dgl:src/runtime/c_runtime_api.cc"
+TVM_DEVICE_API = "apache/tvm:src/runtime/device_api.cc"
+MXNET_STORAGE = "apache/mxnet:src/storage/storage.cc"
+THINC_UTIL = "explosion/thinc:thinc/util.py"
+CANDLE_ERROR = "huggingface/candle:candle-core/src/error.rs"
+TE_RHT = "NVIDIA/TransformerEngine:transformer_engine/common/hadamard_transform/hadamard_transform_cast_fusion.cu"
+TE_GROUPED_TMA = "NVIDIA/TransformerEngine:transformer_engine/common/cast/core/grouped_tma.cuh"
+TORCH_ATEN_HOOKS = "pytorch/pytorch:aten/src/ATen/detail/CUDAHooksInterface.h"
+TORCH_OPERATOR_ENTRY = "pytorch/pytorch:aten/src/ATen/core/dispatch/OperatorEntry.cpp"
+TORCH_C10D = "pytorch/pytorch:torch/distributed/distributed_c10d.py"
+TORCH_BLAS = "pytorch/pytorch:aten/src/ATen/native/cuda/Blas.cpp"
+XLA_TRITON_FUSION = "openxla/xla:xla/backends/gpu/codegen/triton/fusion_emitter.cc"
+XLA_NVPTX = "openxla/xla:xla/service/gpu/llvm_gpu_backend/nvptx_backend.cc"
+JAX_TRITON_KERNELS = "jax-ml/jax:jaxlib/gpu/triton_kernels.cc"
+BLENDER_CUDA = "blender/blender:intern/cycles/device/cuda/device_impl.cpp"
+GROMACS_DEVICES = "gromacs/gromacs:src/gromacs/hardware/device_management.cu"
+TRITON_SEMANTIC = "triton-lang/triton:python/triton/language/semantic.py"
+KMCUDA = "src-d/kmcuda:src/kmcuda.cc"
+GGML_MMID = "ggml-org/llama.cpp:ggml/src/ggml-cuda/mmid.cu"
+FA4_INTERFACE = "Dao-AILab/flash-attention:flash_attn/cute/interface.py"
+FAISS_IVFPQ = "facebookresearch/faiss:faiss/gpu/GpuIndexIVFPQ.cu"
+FAISS_IVFSQ = "facebookresearch/faiss:faiss/gpu/GpuIndexIVFScalarQuantizer.cu"
+FAISS_RESOURCES = "facebookresearch/faiss:faiss/gpu/StandardGpuResources.cpp"
+BNB_DIAGNOSTICS = "bitsandbytes-foundation/bitsandbytes:bitsandbytes/diagnostics/cuda.py"
+_LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
+    "mixed-gpu": (
+        # ONNX Runtime's TensorRT EP checks an embedded engine's compute capability against the GPU's.
+        _p(r"compute capability of the engine cache doesn'?t match with the GPU'?s compute capability", 4, ORT_TRT_CTX),
+        _p(r"However, this GPU doesn'?t match\. The compute capability of the GPU", 4, ORT_TRT_CTX),
+        _p(r"Engine was compiled for a different compatibility level", 2, ORT_TRT_CTX),
+        _p(r"TensorRT EP could not deserialize engine from cache", 1, ORT_TRT_CTX),
+        # vLLM's warning where CUDA's device order (fastest first) may differ from nvidia-smi's.
+        _p(r"Detected different devices in the system", 2.5, VLLM),
+        _p(r"System has multiple GPUs with different compute capabilities", 3, TINYCUDANN_TORCH),
+        _p(r"Could not find compatible tinycudann extension for compute capability", 4, TINYCUDANN_TORCH),
+        # Torch-TensorRT's runtime: an engine compiled for one GPU model meeting another.
+        _p(r"Configured SM capability \S+ does not match with current device SM capability", 3, TORCH_TRT_EXEC),
+        _p(r"Program compiled for .{1,80} but current CUDA device is", 3, TORCH_TRT_EXEC),
+        _p(r"No compatible device found on system to run program", 3, TORCH_TRT_RUNTIME),
+        _p(r"No compatible device was found for instantiating TensorRT engine", 3, TORCH_TRT_ENGINE),
+        _p(r"Could not find a compatible device on the system to run TRT Engine", 3, TORCH_TRT_PY),
+        _p(r"engine is being instantiated in a multi-GPU system", 1, TORCH_TRT_RUNTIME),
+        _p(r"engine is being instantitated in a multi-GPU system", 1, TORCH_TRT_RUNTIME),
+    ),
+    "ptx-jit-lower-arch": (
+        _p(r"tinycudann was built for lower compute capability", 2.5, TINYCUDANN_TORCH),
+        # GROMACS' note: no cubin for the GPU, its kernels are JIT-compiled from the build's PTX.
+        _p(r"current binary does not include kernels compiled natively for this architecture", 2, GROMACS_DEVICES),
+    ),
+    "jit-toolchain-too-old": (
+        _p(r"GPU \(compute capability \d+\.\d+\) is not fully supported by CUDA \d+\.\d+", 3, CUDAJL_STATE),
+        # XLA's LLVM back end does not know the GPU and compiles for the newest target it knows.
+        _p(r"Unknown compute capability \S+\.? Defaulting to telling LLVM that we'?re compiling for", 2.5, XLA_NVPTX),
+    ),
+    "no-kernel-image": (
+        _p(r"CUDA binary kernel for this graphics card compute capability \(\d+\.\d+\) not found", 4, BLENDER_CUDA),
+        _p(r"binary does not include support for the CUDA architecture of the GPU", 4, GROMACS_DEVICES),
+    ),
+    "capability-guard": (
+        _p(
+            r"A GPU with NVIDIA \w+\W{0,3} \(Compute Capability \d+\.\d+\) or newer architecture is required",
+            4,
+            CUDF_GPU_UTILS,
+        ),
+        _p(r"You will need a GPU with NVIDIA \w+\W{0,3} or newer architecture", 4, CUDF_GPU_UTILS),
+        _p(r"GPU \(compute capability \d+\.\d+\) is not supported by CUDA(?:\.jl| toolkit)", 4, CUDAJL_STATE),
+        _p(r"CUDA\.jl requires compute capability \S+ or higher", 4, CUDAJL_COMPILATION),
+        _p(r"compute cap\.: \d+\.\d+, ECC: +\w+, stat: incompatible", 3.5, GROMACS_DEVICES),
+        _p(r"CUDA backend requires compute capability \d+\.\d+ or up, but found", 4, BLENDER_CUDA),
+        _p(r"fp8e4nv data type is not supported on CUDA arch < 89", 4, TRITON_SEMANTIC),
+        _p(r"compute capability mismatch for device \d+: wanted \d+\.\d+, have \d+\.\d+", 4, KMCUDA),
+        _p(r"Insufficient compute capability \d+ detected\. This program was compiled for >=", 4, TINYCUDANN_SAMPLE),
+        _p(r"must be run on a machine with compute capability at least \d+", 4, CUTLASS_EX_AMPERE),
+        _p(r"This example requires a GPU of NVIDIA'?s \w+ Architecture", 4, CUTLASS_EX_HOPPER),
+        # the examples' own device check, also for an a target (the corpus's convention: a library's check)
+        _p(r"This example requires a GPU with compute capability \d+a?\)?\.", 4, CUTLASS_EX_BLACKWELL),
+        _p(r"expects arch to be at least sm_\d+, but got", 3.5, CUTE_DSL_CPASYNC),
+        _p(
+            r"Unable to JIT load the \S+ op due to it not being compatible due to hardware/software issue",
+            3,
+            DEEPSPEED_BUILDER,
+        ),
+        _p(r"Unsupported compute capability\. Supported: \d+\.x", 4, FA4_INTERFACE),
+        _p(r"Only Hopper supports different V headdim", 3.5, FA3_API),
+        _p(r"with CC \d+\.\d+ not supported, need \d+\.\d+\+ compute capability", 4, FAISS_RESOURCES),
+        _p(r"Compute capability < 7\.5 detected! Only slow 8-bit matmul is supported", 1.5, BNB_DIAGNOSTICS),
+        _p(r"Triton support is only enabled for Ampere GPUs \(compute capability 8\.0\) and up", 4, XLA_TRITON_FUSION),
+        _p(r"is only supported on CUDA devices with compute capability = \[", 4, TORCH_BLAS),
+        _p(r"RHT fusion is only supported on Blackwell", 3.5, TE_RHT),
+        # vLLM's INFO line: FlashAttention-2 is skipped below 8.0 (beside a failure it names the GPU as the cause).
+        _p(r"Cannot use FlashAttention-2 backend for Volta and Turing GPUs", 1, VLLM),
+    ),
+    "arch-specific-mismatch": (
+        _p(r"expects arch to be sm_90a, but got", 4, CUTE_DSL_WGMMA),
+        _p(r"Unsupported GPU architecture '\w+'\. This kernel is only compatible with", 4, CUTE_DSL_DIAG),
+        _p(r"CUDA kernel not compatible with your GPU", 3, CUTE_DSL_COMMON),
+        _p(r"tensormap\.replace is architecture-specific", 3.5, TE_GROUPED_TMA),
+    ),
+    "shared-memory-limit": (
+        _p(r"FullyFusedMLP: insufficient shared memory available on the GPU", 4, TINYCUDANN_MLP),
+        _p(r"Configuration uses too much shared memory", 4, CUTLASS_PY_CHECK),
+        _p(r"Shared memory size limit exceeded: requested \d+, available: \d+", 4, XLA_TRITON_FUSION),
+        _p(r"Shared memory requested \(\d+ b\) exceeds device resources", 4, JAX_TRITON_KERNELS),
+        _p(r"GGML_ASSERT\(nbytes_shared <= smpbo\) failed", 4, GGML_MMID),
+        _p(r"Device \d+ has \d+ bytes of shared memory, while .{1,80} requires \d+ bytes", 4, FAISS_IVFPQ),
+        _p(r"Insufficient shared memory available on the GPU for QT_", 4, FAISS_IVFSQ),
+    ),
+    "wrong-framework-build": (
+        _p(r"device requested but this build of Warp does not support CUDA", 4, WARP_CONTEXT_SRC),
+        _p(r"This Warp build does not include CUDA support", 4, WARP_JAX_FFI),
+        _p(r"XGBoost version not compiled with GPU support", 4, XGBOOST_COMMON),
+        _p(r"CUDA Tree Learner was not enabled in this build", 4, LIGHTGBM_CUDA),
+        _p(r"GPU Tree Learner was not enabled in this build", 3, LIGHTGBM_GPU),
+        _p(r"Device API cuda is not enabled\. Please install the cuda version of dgl", 4, DGL_RUNTIME),
+        _p(r"Device API cuda is not enabled", 3.5, TVM_DEVICE_API),
+        _p(r"Compile with USE_CUDA=1 to enable GPU usage", 4, MXNET_STORAGE),
+        _p(r"Cannot use GPU, CuPy is not installed", 3.5, THINC_UTIL),
+        _p(r"the candle crate has not been built with cuda support", 4, CANDLE_ERROR),
+        _p(r"Cannot initialize CUDA without ATen_cuda library", 4, TORCH_ATEN_HOOKS),
+        # the operator has no kernel for the CUDA backend: a CPU-only build of the library that registers it
+        _p(r"Could not run '[\w:.]+' with arguments from the 'CUDA' backend", 3, TORCH_OPERATOR_ENTRY),
+        _p(r"Distributed package doesn'?t have NCCL built in", 3.5, TORCH_C10D),
+    ),
+}
+CATEGORIES = tuple(replace(c, patterns=c.patterns + _LIBRARY_PATTERNS.get(c.id, ())) for c in CATEGORIES)
+
 
 @dataclass(frozen=True)
 class MessageHead:
@@ -1301,6 +1456,21 @@ SOURCE_PROJECTS: dict[str, str] = {
     "pytorch/extension-cpp": "torch-extension",
     "NVIDIA/libnvidia-container": "nvidia-container-toolkit",
     "huggingface/transformers": "transformers",
+    "NVlabs/tiny-cuda-nn": "tiny-cuda-nn",
+    "pytorch/TensorRT": "torch-tensorrt",
+    "rapidsai/cudf": "cudf",
+    "JuliaGPU/CUDA.jl": "cuda.jl",
+    "dmlc/xgboost": "xgboost",
+    "microsoft/LightGBM": "lightgbm",
+    "dmlc/dgl": "dgl",
+    "apache/tvm": "tvm",
+    "apache/mxnet": "mxnet",
+    "explosion/thinc": "thinc",
+    "huggingface/candle": "candle",
+    "blender/blender": "blender",
+    "gromacs/gromacs": "gromacs",
+    "src-d/kmcuda": "kmcuda",
+    "facebookresearch/faiss": "faiss",
 }
 
 
