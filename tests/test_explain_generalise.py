@@ -258,13 +258,15 @@ def test_real_arch_and_the_catalogue_needs_no_workaround() -> None:
     ("text", "expected"),
     [
         # CuTe's CUTE_INVALID_CONTROL_PATH messages (include/cute/arch/*.hpp): the macros of cute/arch/config.hpp that
-        # only 'a'/'f' targets define, and plain-arch ones that mean a lower arch instead.
+        # only 'a'/'f' targets define, and plain-arch ones that mean code compiled below the atom's arch: a kernel
+        # dispatched to a GPU below it (capability-guard) unless a GPU at or above it is named (test_explain_library_
+        # families), and the warp shuffle of every arch, whose absence says nothing of the GPU.
         ("Attempting to use wgmma.fence without CUTE_ARCH_MMA_SM90A_ENABLED", "arch-specific-mismatch"),
         ("Trying to use TMEM_LOAD without CUTE_ARCH_TCGEN05_TMEM_ENABLED.", "arch-specific-mismatch"),
         ("Attempting to use SM120_16x8x32_TN without CUTE_ARCH_F8F6F4_MMA_ENABLED", "arch-specific-mismatch"),
         ("Trying to use ldmatrix without CUTE_ARCH_LDSM_SM100A_ENABLED.", "arch-specific-mismatch"),
         ("Trying to use tma without CUTE_ARCH_TMA_SM100_ENABLED.", "arch-specific-mismatch"),
-        ("Attempting to use SM80_16x8x8_F32TF32TF32F32_TN without CUTE_ARCH_MMA_SM80_ENABLED", "unknown"),
+        ("Attempting to use SM80_16x8x8_F32TF32TF32F32_TN without CUTE_ARCH_MMA_SM80_ENABLED", "capability-guard"),
         ("Trying to use __shfl_xor_sync without CUTE_ARCH_WARP_SHUFFLE_ENABLED.", "unknown"),
         # DeepGEMM's device asserts (deep_gemm/include/deep_gemm/impls/sm90_*.cuh, sm100_*.cuh)
         ('Assertion `false and "This kernel only support sm_90a"` failed.', "arch-specific-mismatch"),

@@ -61,6 +61,12 @@ FAMILIES = [
     ("capability-guard", "cutlass", "This example requires a GPU of NVIDIA's Hopper Architecture (compute capability "
      "90)."),
     ("capability-guard", "cutlass", "This example requires a GPU with compute capability 100a)."),
+    ("capability-guard", "tilelang", "[BUG] T.gemm() fails on SM75 (Turing/T4) with \"SM80_16x8x16_F32F16F16F32_TN "
+     "without CUTE_ARCH_MMA_SM80_ENABLED\""),
+    ("ptx-jit-lower-arch", "cutlass", "Assertion `0 && \"Attempting to use SM80_16x8x16_F32F16F16F32_TN without "
+     "CUTE_ARCH_MMA_SM80_ENABLED\"` failed.\nGPU: NVIDIA H100 80GB HBM3"),
+    ("capability-guard", "onnxruntime", "[  FAILED  ] MoETest.MoETest_Gelu\nArch unsupported for MoE GEMM"),
+    ("capability-guard", "cutlass", "This example requires a device of compute capability 89."),
     ("capability-guard", "cutlass", "OpError: expects arch to be at least sm_90, but got sm_80"),
     ("capability-guard", "deepspeed", "RuntimeError: Unable to JIT load the fp_quantizer op due to it not being "
      "compatible due to hardware/software issue. FP Quantizer is using an untested triton version"),

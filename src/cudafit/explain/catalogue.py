@@ -34,6 +34,7 @@ __all__ = [
     "CUT_SHORT_MIN",
     "DRIVER_JIT",
     "MIN_SCORE",
+    "PLAIN_CUTE_ATOM",
     "SOURCE_PROJECTS",
     "Category",
     "MessageHead",
@@ -943,7 +944,7 @@ CATEGORIES: tuple[Category, ...] = (
             # "out of resource: triton_tem_fused_0 Required: 147456 Hardware limit:101376 Reducing block sizes ..."
             # (Triton's own OutOfResources names "registers" or "tensor memory" the same way: not shared memory)
             _p(
-                r"\bout of resource: (?!registers\b|tensor memory\b|threads\b)\w+,? Required: \d+,? "
+                r"\bout of resource: (?!registers\b|tensor memory\b|threads\b)\w+,?\s+Required: ?\d+,?\s+"
                 r"Hardware limit: ?\d+",
                 3,
                 TORCH_STATIC_LAUNCHER,
@@ -1241,7 +1242,12 @@ FA4_INTERFACE = "Dao-AILab/flash-attention:flash_attn/cute/interface.py"
 FAISS_IVFPQ = "facebookresearch/faiss:faiss/gpu/GpuIndexIVFPQ.cu"
 FAISS_IVFSQ = "facebookresearch/faiss:faiss/gpu/GpuIndexIVFScalarQuantizer.cu"
 FAISS_RESOURCES = "facebookresearch/faiss:faiss/gpu/StandardGpuResources.cpp"
+FAISS_NO_GPU = "https://github.com/facebookresearch/faiss/wiki/Troubleshooting"
+CATBOOST_TRAIN = "catboost/catboost:catboost/libs/train_lib/train_model.cpp"
+DLIB_PYTHON = "davisking/dlib:tools/python/src/dlib.cpp"
 BNB_DIAGNOSTICS = "bitsandbytes-foundation/bitsandbytes:bitsandbytes/diagnostics/cuda.py"
+# A CuTe atom of a plain arch compiled out (not the a/f-only TMA, STSM and modifiable-TMA macros); group 1: its SM.
+PLAIN_CUTE_ATOM = r"without CUTE_ARCH_(?!TMA_|STSM_|DEVICE_MODIFIABLE_)\w*?SM(\d{2,3})(?![AF\d])\w*?_ENABLED"
 _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
     "mixed-gpu": (
         # ONNX Runtime's TensorRT EP checks an embedded engine's compute capability against the GPU's.
@@ -1309,6 +1315,20 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
         _p(r"RHT fusion is only supported on Blackwell", 3.5, TE_RHT),
         # vLLM's INFO line: FlashAttention-2 is skipped below 8.0 (beside a failure it names the GPU as the cause).
         _p(r"Cannot use FlashAttention-2 backend for Volta and Turing GPUs", 1, VLLM),
+        # CuTe's atoms of a plain arch (SM80's mma, SM89's fp8 mma, SM75's ldmatrix) trap when compiled for a lower
+        # arch (include/cute/arch/config.hpp defines CUTE_ARCH_MMA_SM80_ENABLED for __CUDA_ARCH__ >= 800): on a GPU
+        # below the atom the library dispatched a kernel the GPU cannot run; classify's _plain_cute_atom reads which.
+        # (TMA, STSM and the modifiable TMA are a/f-only, the arch-specific patterns above)
+        _p(PLAIN_CUTE_ATOM, 3, CUTE_CONFIG),
+        # TensorRT-LLM's CUTLASS runners (and the MoE GEMM ONNX Runtime took from it) throw for an SM they lack.
+        _p(r"\bArch unsupported for (?!CUTLASS\b)\w+", 3, TRTLLM_CUTLASS),
+        # CUTLASS's examples check the device first: "requires a device of compute capability 89", "requires a GPU
+        # of NVIDIA's Ampere Architecture or later (compute capability 80 or greater)"
+        _p(
+            r"\brequires? a (?:device|GPU|card) (?:of|with) (?:a )?(?:compute capability|CC|SM) ?\d",
+            3.5,
+            CUTLASS_EX_AMPERE,
+        ),
     ),
     "arch-specific-mismatch": (
         _p(r"expects arch to be sm_90a, but got", 4, CUTE_DSL_WGMMA),
@@ -1340,6 +1360,10 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
         # the operator has no kernel for the CUDA backend: a CPU-only build of the library that registers it
         _p(r"Could not run '[\w:.]+' with arguments from the 'CUDA' backend", 3, TORCH_OPERATOR_ENTRY),
         _p(r"Distributed package doesn'?t have NCCL built in", 3.5, TORCH_C10D),
+        # the GPU classes exist only in GPU builds of faiss (its loader falls back to the CPU build silently)
+        _p(r"has no attribute '(?:StandardGpuResources|GpuIndex\w*|index_cpu_to_gpu\w*)'", 4, FAISS_NO_GPU),
+        _p(r"Can'?t load GPU learning library\. Module was not compiled", 3, CATBOOST_TRAIN),
+        _p(r"\bDLIB_USE_CUDA\b\W{0,12}(?:is\s+|was\s+|returns?\s+|prints?\s+)?False\b", 3.5, DLIB_PYTHON),
     ),
 }
 CATEGORIES = tuple(replace(c, patterns=c.patterns + _LIBRARY_PATTERNS.get(c.id, ())) for c in CATEGORIES)
@@ -1471,6 +1495,8 @@ SOURCE_PROJECTS: dict[str, str] = {
     "gromacs/gromacs": "gromacs",
     "src-d/kmcuda": "kmcuda",
     "facebookresearch/faiss": "faiss",
+    "catboost/catboost": "catboost",
+    "davisking/dlib": "dlib",
 }
 
 

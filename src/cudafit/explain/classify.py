@@ -38,6 +38,7 @@ from cudafit.explain.catalogue import (
     GGML_COMMON,
     MACHETE_BUILD,
     MIN_SCORE,
+    PLAIN_CUTE_ATOM,
     TORCH_SER,
     UNKNOWN,
     VLLM_CUTLASS_CHECK,
@@ -48,7 +49,7 @@ from cudafit.explain.catalogue import (
 from cudafit.explain.evidence import Evidence, Facts
 from cudafit.explain.extract import CUDA_ERRORS, arch_number, clean, extract_facts
 from cudafit.explain.forms import BEST_PRACTICES, CUDA_FAILURE, FAILURE, UNRELATED_WORDS, iter_forms
-from cudafit.model import JsonDict, parse_sm_arch
+from cudafit.model import ComputeCapability, JsonDict, parse_sm_arch
 
 __all__ = ["HOPPER_ONLY", "Finding", "classify"]
 
@@ -345,6 +346,25 @@ def _move(s: _Scoring, src: str, dst: str) -> None:
 
 
 HOPPER_ONLY = r"FlashAttention(?:-3)? only supports Hopper GPUs|\barch_major\s*==\s*9\b"
+
+
+_PLAIN_CUTE_ATOM = re.compile(PLAIN_CUTE_ATOM)
+
+
+def _plain_cute_atom(s: _Scoring) -> None:
+    """A CuTe atom of a plain arch that trapped ("Attempting to use SM80_16x8x16_F32F16F16F32_TN without
+    CUTE_ARCH_MMA_SM80_ENABLED"): the code ran was compiled for an arch below the atom's (CuTe's config.hpp enables
+    the atom from that __CUDA_ARCH__ on).  On a GPU below the atom the library dispatched a kernel that GPU cannot
+    run (capability-guard, the pattern's category); on GPUs all at or above it a lower arch's code ran there
+    (ptx-jit-lower-arch)."""
+    m = _PLAIN_CUTE_ATOM.search(s.body)
+    if not m or "capability-guard" not in s.scores:
+        return
+    atom = ComputeCapability.from_arch_number(int(m.group(1)))
+    ccs = [g.compute_capability for g in _gpus_named(s)]
+    if ccs and min(ccs) >= atom:
+        _score_value, lines = s.scores.pop("capability-guard")
+        _decide(s, "ptx-jit-lower-arch", lines, s.matches["capability-guard"].sources, 3.0)
 
 
 def _guard_naming_an_arch(s: _Scoring) -> None:
@@ -680,6 +700,10 @@ def _af_target_beside_failure(s: _Scoring) -> float:
     targets = [parse_sm_arch(a) for a in s.facts.get("archs", []) if a[-1] in "af"]
     if not targets or not FAILURE.search(s.body):
         return 0.0
+    if len({t.number // 10 for t in targets}) > 1:
+        # a/f targets of two families ("sm100f cubins for sm120a builds"): no GPU runs code of both, so beside a
+        # failure one family's code met the other's GPU (the SM names are the targets, not GPUs to check them on)
+        return 2.25
     ccs = [g.compute_capability for g in _gpus_named(s)]
     if not ccs:
         return 2.25
@@ -751,6 +775,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _stub_library_is_no_old_driver,
     _rocm_build_beside_an_nvidia_gpu,
     _hopper_only_guards,
+    _plain_cute_atom,
     _guard_naming_an_arch,
     _arch_feature_beside_gpu,
     _af_build_refusal,

@@ -159,7 +159,8 @@ def _cc_of(number: str) -> str:
 
 # The ways a log numbers a CUDA error; the group that matched says whose numbering (CUresult or cudaError_t).
 _NUMBER_FORMS = re.compile(
-    r"\b(?:cuda runtime )?error(?:\s+code)?\s*[:=#]?\s*\(?(?P<plain>\d{1,5})\)?(?![\d.])"
+    # a log level before a date or a time ("ERROR 08-30 07:32:02") numbers no error: no leading zero, no [-:/]digit
+    r"\b(?:cuda runtime )?error(?:\s+code)?\s*[:=#]?\s*\(?(?P<plain>0|[1-9]\d{0,4})\)?(?![\d.]|[-:/]\d)"
     r"|\bcode\s*[=:]\s*(?P<code>\d{1,5})\b"
     r"|\b(?:cudaError\w*|CUDA failure|cudaStatus)\s*[(=:]?\s*(?P<runtime>\d{1,5})\b"
     r"|\bCUresult\s*[(=:.]?\s*(?P<driver>\d{1,5})\b",

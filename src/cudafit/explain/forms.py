@@ -72,12 +72,17 @@ class Form:
     # A text this form is not read in (what else its words say), unless ``rescue`` also matches it.
     veto: re.Pattern[str] | None = None
     rescue: re.Pattern[str] | None = None
+    # Whole words of which the text must hold one (after ``any_of``'s cheap substring test): "gpu" inside a progress
+    # bar's metric name ("gpu_mem=12.3G") names no GPU.
+    context: re.Pattern[str] | None = None
 
     def may_match(self, lowered: str) -> bool:
         """Whether the lower-cased text holds the words without which this form cannot match."""
         if self.any_of and not any(w in lowered for w in self.any_of):
             return False
-        return all(w in lowered for w in self.all_of)
+        if not all(w in lowered for w in self.all_of):
+            return False
+        return self.context is None or self.context.search(lowered) is not None
 
     def vetoed(self, text: str) -> bool:
         """Whether the text says what makes this form's words mean something else."""
@@ -98,6 +103,7 @@ def _f(
     explains: tuple[int, ...] = (),
     veto: str | None = None,
     rescue: str | None = None,
+    context: str | None = None,
 ) -> Form:
     def rx_of(pattern: str | None) -> re.Pattern[str] | None:
         return re.compile(pattern, re.I) if pattern else None
@@ -114,6 +120,7 @@ def _f(
         explains,
         rx_of(veto),
         rx_of(rescue),
+        rx_of(context),
     )
 
 
@@ -230,6 +237,16 @@ _SLOW_WORDS = (
     r"\bfirst (?:run|start|call|time|launch|iteration|inference|epoch)\b|\bstart[- ]?up\b|\bwar[mn][- ]?up\b)"
 )
 _TOOL = r"(?:nvcc|ptxas|nvrtc|nvlink|fatbinary|LLVM|clang|NVPTX|cuda[ -]?toolkit|CUDA \d+(?:\.\d+)?|toolkit|compiler)"
+
+# The host's shared memory, not the GPU's: /dev/shm of DataLoader workers ("This might be caused by insufficient shared
+# memory (shm)", torch/utils/data/_utils/signal_handling.py) and of containers (--shm-size, --ipc=host).
+_HOST_SHM = r"DataLoader|/dev/shm|\bshm\b|shm[_-]size|\bbus error|--ipc|multiprocessing"
+_ENV_VARS = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars"
+# What a program numbers GPUs by, and the words for a numbering.
+_INDEXED = r"device|GPU|card|CUDA|cuda device"
+_NUMBERING = r"(?:ids?|order(?:ing)?|index(?:es)?|indices|numbering|numbers|ordinals?|enumeration)"
+# One GPU by its index: "GPU 1", "gpu1", "GPU #0", "cuda:1", "device 0".
+_ONE_GPU = r"(?:GPU|gpu|device|Device|card|cuda:?)\s?#?\d\b"
 
 FORMS: tuple[Form, ...] = (
     # -- capability-guard: a library's own check of the GPU (PG_CC's features by capability) --------------------
@@ -367,6 +384,18 @@ FORMS: tuple[Form, ...] = (
         *_SMEM,
         alone=False,
         any_of=("shared", "smem"),
+        veto=_HOST_SHM,
+    ),
+    _f(
+        "out of shared memory",
+        "shared-memory-limit",
+        # a report of its own: "Out of shared memory on A6000/4090 when head_dim=128"
+        r"\b(?:out of|ran out of|running out of|runs? out of|not enough|insufficient|too little)\s+"
+        r"(?:the\s+|GPU\s+|device\s+|on-chip\s+)?shared[ _-]?mem(?:ory)?\b",
+        2.0,
+        *_SMEM,
+        any_of=("shared",),
+        veto=_HOST_SHM,
     ),
     # -- driver-too-old: the runtime needs a newer driver (COMPAT_DOC) ------------------------------------------
     _f(
@@ -413,6 +442,23 @@ FORMS: tuple[Form, ...] = (
         *_CPU_BUILDS,
         any_of=("with", "cpu", "support", "backend", "is_built_with_cuda"),
     ),
+    _f(
+        # A program that runs but leaves the GPU idle: the build it loaded has no GPU code path (the CPU package, a
+        # build whose CUDA part was skipped), the frameworks' "is_available() is False" seen from outside.
+        "the GPU is not used",
+        "wrong-framework-build",
+        r"\b(?:not|never|isn'?t|doesn'?t|does not|don'?t|do not|is not|are not|aren'?t)\s+(?:being\s+|actually\s+)?"
+        r"(?:using|use|used|utili[sz]\w*|running on|run on)\s+(?:the\s+|my\s+|any\s+)?GPUs?\b"
+        r"|\bGPUs?\s+(?:is|are|was|were)\s+(?:not|never)\s+(?:being\s+)?(?:used|utili[sz]ed|detected by)\b"
+        r"|\b(?:runs?|running|ran|trains?|training|falls? back|falling back|fell back)\s+(?:only\s+)?(?:on|to)\s+"
+        r"(?:the\s+)?CPU\s+(?:instead of|rather than|not)\s+(?:the\s+|my\s+)?GPU\b"
+        r"|\bno (?:activity|load|usage|utili[sz]ation) on (?:the\s+|my\s+)?GPU\b"
+        r"|\bGPU\s+(?:does nothing|is idle|stays idle|(?:usage|utili[sz]ation|load)\s+(?:is\s+|stays\s+|remains\s+)?"
+        r"(?:at\s+)?0\s?%)",
+        2.0,
+        *_CPU_BUILDS,
+        any_of=("gpu",),
+    ),
     # -- no-kernel-image: a build without code for the GPU (PG_COMPAT) ----------------------------------------------
     _f(
         "a build without code for the GPU",
@@ -447,8 +493,8 @@ FORMS: tuple[Form, ...] = (
     _f(
         "only for an a/f target",
         "arch-specific-mismatch",
-        r"\bonly\s+(?:supports?|supported|available|works?|runs?|compiled|built|for)\b[^\n]{0,40}?"
-        r"\b(?:sm_?|compute_)\d{2,3}[af]\b|\b(?:sm_?|compute_)\d{2,3}[af][- ]only\b",
+        r"\bonly\s+(?:supports?|supported|available|works?|runs?|compiled|built|for|applicable|valid|exists?)\b"
+        r"[^\n]{0,40}?\b(?:sm_?|compute_)\d{2,3}[af]\b|\b(?:sm_?|compute_)\d{2,3}[af][- ]only\b",
         2.25,
         "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#feature-availability",
         "deepseek-ai/FlashMLA:setup.py",
@@ -550,6 +596,7 @@ FORMS: tuple[Form, ...] = (
         1.75,
         *_JIT,
         any_of=("cuda", "gpu", "nvidia", "device", "geforce", "rtx", "gtx", "tesla", "quadro", "capability"),
+        context=r"\b(?:cuda\w*|gpus?|nvidia|devices?|geforce|rtx|gtx|tesla|quadro|capability)\b",
         # loading a model, its weights or data is slow for its own reasons (disk, network, the loader's code), unless
         # the text names what the JIT delays: the CUDA context's or an inference session's start, PTX, the JIT
         veto=r"\b(?:load\w*|download\w*|read\w*)\s+(?:the\s+|a\s+|my\s+|its\s+)?(?:\w+\s+)?"
@@ -568,15 +615,53 @@ FORMS: tuple[Form, ...] = (
         all_of=("cugetprocaddress",),
     ),
     # -- mixed-gpu: CUDA's device numbering, fastest first, against nvidia-smi's PCI order (CUDA_DEVICE_ORDER) --------
+    # CUDA numbers devices fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID, while nvidia-smi, NVML, NVAPI, the OS and
+    # most monitors number them by PCI bus: on a host of two GPU models the same index names two different cards, and a
+    # program that takes an index from one numbering and uses it in the other runs on (or reports) the other card.
     _f(
         "CUDA's device order against nvidia-smi's",
         "mixed-gpu",
-        r"\b(?:device[_ ]?(?:ids?|order|index|indices|numbering|ordinals?)|order of (?:the )?GPUs)\b[^\n]{0,80}?"
-        r"\b(?:nvidia-smi|PCI)\b|\bnvidia-smi\b[^\n]{0,80}?\b(?:order|PCI bus)\b[^\n]{0,80}?\bCUDA\b"
+        rf"\b(?:{_INDEXED})[_ ]?{_NUMBERING}\b[^\n]{{0,80}}?\b(?:nvidia-smi|PCI|NVML|NVAPI)\b"
+        r"|\bnvidia-smi\b[^\n]{0,80}?\b(?:order|PCI bus)\b[^\n]{0,80}?\bCUDA\b"
         r"|\bCUDA_DEVICE_ORDER\s*=\s*['\"]?PCI_BUS_ID\b",
         2.0,
-        "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",
-        any_of=("nvidia-smi", "pci"),
+        _ENV_VARS,
+        any_of=("nvidia-smi", "pci", "nvml", "nvapi"),
+    ),
+    _f(
+        "two numberings of the GPUs disagree",
+        "mixed-gpu",
+        # "GPU ID appears to disagree with", "device ordering inconsistent between", "CUDA index mismatch"
+        rf"\b(?:{_INDEXED})[_ ]?{_NUMBERING}\b[^\n]{{0,60}}?\b(?:disagree\w*|mismatch\w*|"
+        r"inconsistent|(?:do(?:es)?|is|are)\s*(?:not|n'?t)\s+(?:match|matching|correspond|the same|consistent)|"
+        r"(?:always\s+)?correspond\w*\s+(?:with|to)|differ\w*|swapped|swopped|reversed|opposite|wrong|incorrect\w*)\b"
+        # "GPU0 and GPU1 HWINFO data swopped", "cuda:0 shown as GPU 1 and cuda:1 shown as GPU 0"
+        rf"|\b{_ONE_GPU}\b[^\n]{{0,40}}?\b{_ONE_GPU}\b[^\n]{{0,80}}?\b(?:swapped|swopped|reversed|switched|mixed up)\b"
+        rf"|\b{_ONE_GPU}\s+(?:is\s+)?(?:shown|displayed|listed|labell?ed|reported|sown)\s+as\s+{_ONE_GPU}\b",
+        2.0,
+        _ENV_VARS,
+        any_of=("gpu", "device", "cuda", "card"),
+    ),
+    _f(
+        "the wrong GPU is used",
+        "mixed-gpu",
+        # "loads model on the wrong GPU", "always defaults to the worst GPU", "training still runs on less powerful GPU"
+        r"\b(?:on|to|uses?|using|used|selects?|selected|picks?|picked|chooses|chose|detects?|detected|to use)\s+"
+        r"(?:the\s+|a\s+|my\s+)?(?:wrong|other|incorrect|worst|weaker|slower|smaller|less powerful|"
+        r"(?:display|primary|secondary|first|second) (?:only )?)\s*(?:GPU|card|graphics card|device)\b"
+        r"|\b(?:wrong|incorrect)\s+(?:GPU|card|device)\s+(?:is\s+|was\s+|gets\s+)?"
+        r"(?:used|selected|chosen|detected|picked)\b"
+        # "Graphiccard wrong detection", "GPUs wrongly ordered"
+        r"|\b(?:GPU|graphics ?card|card)s?\s+(?:wrong(?:ly)?|incorrect(?:ly)?)\s+"
+        r"(?:detect|select|order|number|identif)\w*"
+        # "I specified gpu1. But the actual gpu0 is used", "selected GPU 2 and 3 ... happening on GPU 0 and 1"
+        rf"|\b(?:specified|selected|set|chose|choose|chosen|asked for|pass(?:ed)?)\b[^\n]{{0,30}}?{_ONE_GPU}"
+        rf"[^\n]{{0,80}}?\b(?:but|yet|however|instead)\b[^\n]{{0,60}}?{_ONE_GPU}",
+        2.0,
+        _ENV_VARS,
+        # no GPU at all is no wrong GPU
+        veto=r"\bno (?:CUDA-capable )?(?:GPU|device)s? (?:found|detected|available)\b",
+        any_of=("gpu", "card", "device"),
     ),
 )
 

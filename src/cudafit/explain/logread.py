@@ -54,6 +54,12 @@ KEYWORDS: tuple[bytes, ...] = (
     # xformers' dispatcher lists each operator and its reasons, shapes and strides among them: all of them decide
     # whether a capability line is the cause (classify._xformers_capability_beside_other_reasons)
     b"not supported because", b"shape", b"stride", b"dtype", b"attn_bias", b"embed per head",
+    # the forms a report takes in its own words (explain/forms.py): a failure beside a statement ("constraint
+    # failed"), the wrong card chosen or two numberings of the cards swapped (mixed-gpu)
+    b"fail", b"crash", b"abort", b"card", b"wrong", b"swap", b"swop", b"revers", b"mismatch", b"disagree",
+    # and every word of a failure (:data:`STRONG`): a line that reads like one is kept whatever it names
+    b"exception", b"not compiled", b"no kernel", b"unsupported", b"insufficient", b"too old", b"not supported",
+    b"invalid", b"requires", b"undefined symbol", b"cannot", b"incompatible", b"warning",
 )  # fmt: skip
 
 
