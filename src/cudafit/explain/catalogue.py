@@ -1242,6 +1242,7 @@ FA4_INTERFACE = "Dao-AILab/flash-attention:flash_attn/cute/interface.py"
 FAISS_IVFPQ = "facebookresearch/faiss:faiss/gpu/GpuIndexIVFPQ.cu"
 FAISS_IVFSQ = "facebookresearch/faiss:faiss/gpu/GpuIndexIVFScalarQuantizer.cu"
 FAISS_RESOURCES = "facebookresearch/faiss:faiss/gpu/StandardGpuResources.cpp"
+HVM_CUDA = "HigherOrderCO/HVM:src/hvm.cu"
 FAISS_NO_GPU = "https://github.com/facebookresearch/faiss/wiki/Troubleshooting"
 CATBOOST_TRAIN = "catboost/catboost:catboost/libs/train_lib/train_model.cpp"
 DLIB_PYTHON = "davisking/dlib:tools/python/src/dlib.cpp"
@@ -1315,6 +1316,9 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
         _p(r"RHT fusion is only supported on Blackwell", 3.5, TE_RHT),
         # vLLM's INFO line: FlashAttention-2 is skipped below 8.0 (beside a failure it names the GPU as the cause).
         _p(r"Cannot use FlashAttention-2 backend for Volta and Turing GPUs", 1, VLLM),
+        # numba's find_closest_arch raises NvvmSupportError("GPU compute capability %d.%d is not supported (requires
+        # >=%d.%d)") for a GPU below the toolkit's lowest target
+        _p(r"\bNvvmSupportError\b", 3, NUMBA_NVVM),
         # CuTe's atoms of a plain arch (SM80's mma, SM89's fp8 mma, SM75's ldmatrix) trap when compiled for a lower
         # arch (include/cute/arch/config.hpp defines CUTE_ARCH_MMA_SM80_ENABLED for __CUDA_ARCH__ >= 800): on a GPU
         # below the atom the library dispatched a kernel the GPU cannot run; classify's _plain_cute_atom reads which.
@@ -1344,6 +1348,17 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
         _p(r"GGML_ASSERT\(nbytes_shared <= smpbo\) failed", 4, GGML_MMID),
         _p(r"Device \d+ has \d+ bytes of shared memory, while .{1,80} requires \d+ bytes", 4, FAISS_IVFPQ),
         _p(r"Insufficient shared memory available on the GPU for QT_", 4, FAISS_IVFSQ),
+        # HVM (Bend's runtime) asks for the shared memory of an RTX 4090 per block; on GPUs with less the launch fails
+        # and it prints "Failed to launch kernels. Error code: %s." (its FAQ: older GPUs have about half the shared
+        # memory), older releases the CUDA samples' "Failed to launch kernels (error code %s)!" after "hvm".
+        _p(r"HVM-CUDA requires a GPU with at least \d+ KB of L1 cache per SM", 4, HVM_CUDA),
+        _p(
+            r"Failed to launch kernels\. Error code: (?:invalid argument|invalid configuration argument|"
+            r"too many resources requested for launch)",
+            3,
+            HVM_CUDA,
+        ),
+        _p(r"\bhvm\b[^\n]{0,80}\n[^\n]{0,20}Failed to launch kernels \(error code invalid argument\)", 3, HVM_CUDA),
     ),
     "wrong-framework-build": (
         _p(r"device requested but this build of Warp does not support CUDA", 4, WARP_CONTEXT_SRC),
@@ -1497,6 +1512,7 @@ SOURCE_PROJECTS: dict[str, str] = {
     "facebookresearch/faiss": "faiss",
     "catboost/catboost": "catboost",
     "davisking/dlib": "dlib",
+    "HigherOrderCO/HVM": "hvm",
 }
 
 

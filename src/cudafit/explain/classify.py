@@ -300,6 +300,24 @@ def _stub_library_is_no_old_driver(s: _Scoring) -> None:
         s.settled = True
 
 
+# XLA's and TensorFlow's driver wrapper: "failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error" (cuda_driver.cc).
+_CUINIT_FAILED = re.compile(r"failed call to cuInit: (\w+)")
+
+
+def _cuda_build_whose_cuinit_failed(s: _Scoring) -> None:
+    """A build that calls cuInit is a CUDA build: its fall-back to the CPU ("No GPU/TPU found, falling back to CPU")
+    follows the driver's answer, not a CPU-only package.  cuInit's error decides: a driver-version error is the
+    driver's category (its own patterns), one the inventory calls unrelated (CUDA_ERROR_UNKNOWN after a suspend, a
+    device in a bad state) is no compatibility failure."""
+    m = _CUINIT_FAILED.search(s.body)
+    if not m or "wrong-framework-build" not in s.scores:
+        return
+    del s.scores["wrong-framework-build"]
+    error = next((e for e in CUDA_ERRORS if m.group(1) in (e.name, e.driver_name)), None)
+    if error is not None and not error.related:
+        s.settled = True
+
+
 def _named_codes(facts: Facts) -> set[int]:
     return {c["code"] for c in facts.get("cuda_errors", [])}
 
@@ -310,10 +328,16 @@ _ROCM_BUILD = re.compile(r"\+rocm\d|/whl/rocm\d|\bHIP initialization:", re.I)
 _ROCM_BUILD_DOC = "https://pytorch.org/get-started/locally/"
 
 
+# The frameworks' own words for "no GPU this build can use" (torch's is_available() False, webui's start-up check).
+_NO_USABLE_GPU = re.compile(
+    r"\bTorch is not able to use GPU\b|is_available\(\)[^\n]{0,20}\bFalse\b|\bNo HIP GPUs are available\b", re.I
+)
+
+
 def _rocm_build_beside_an_nvidia_gpu(s: _Scoring) -> None:
-    """A ROCm build of the framework runs on AMD GPUs only: beside an NVIDIA GPU the log names, it is the wrong
-    build (the install page's compute platform was ROCm, not CUDA)."""
-    if _ROCM_BUILD.search(s.body) and _gpus_named(s):
+    """A ROCm build of the framework runs on AMD GPUs only: beside an NVIDIA GPU the log names, or beside the framework
+    saying it can use no GPU at all, it is the wrong build (the install page's compute platform was ROCm, not CUDA)."""
+    if _ROCM_BUILD.search(s.body) and (_gpus_named(s) or _NO_USABLE_GPU.search(s.body)):
         line = next((ln.strip()[:300] for ln in s.body.splitlines() if _ROCM_BUILD.search(ln)), "")
         _decide(s, "wrong-framework-build", [line], [_ROCM_BUILD_DOC])
 
@@ -611,6 +635,25 @@ _DRIVER_VERSION = re.compile(r"\bDriver(?: Version)?[*_`\s]*[:=]?[^\n]{0,24}?\b(
 COMPRESSED_FATBIN_MIN_DRIVER = 550
 
 
+# Triton's launcher reports the driver's error when it loads a cubin: "Triton Error [CUDA]: device kernel image is
+# invalid" (third_party/nvidia/backend/driver.c).
+_TRITON_INVALID_IMAGE = re.compile(r"Triton Error \[CUDA\]: device kernel image is invalid", re.I)
+_TRITON_CACHE = "triton-lang/triton:python/triton/runtime/cache.py"
+
+
+def _triton_cubin_of_another_gpu(s: _Scoring) -> None:
+    """Triton compiles every kernel for the GPU it runs on (the target is the current device's compute capability),
+    so a cubin that GPU cannot load came from its cache, compiled on another GPU: the cache key had no arch before
+    triton#1593, and a cache directory shared across nodes or machines still carries other GPUs' cubins.  A driver too
+    old for the image is the other reading, where the log says so (_image_the_driver_cannot_load runs first)."""
+    if "no-kernel-image" not in s.scores or not _TRITON_INVALID_IMAGE.search(s.body):
+        return
+    if "driver-too-old" in s.scores or "ptx-too-new-for-driver" in s.scores:
+        return
+    _score, lines = s.scores.pop("no-kernel-image")
+    _decide(s, "mixed-gpu", lines, [_TRITON_CACHE], 3.0)
+
+
 def _image_the_driver_cannot_load(s: _Scoring) -> None:
     """An invalid image with a driver below what compressed fatbins need: the driver is too old to read the image."""
     if "no-kernel-image" not in s.scores or s.matches["no-kernel-image"].strongest >= 3:
@@ -773,6 +816,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _ggml_stub_of_the_gpus_own_arch,
     _xformers_capability_beside_other_reasons,
     _stub_library_is_no_old_driver,
+    _cuda_build_whose_cuinit_failed,
     _rocm_build_beside_an_nvidia_gpu,
     _hopper_only_guards,
     _plain_cute_atom,
@@ -788,6 +832,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _cpu_build_loading_cuda_data,
     _runtime_compiled_module_rejected,
     _image_the_driver_cannot_load,
+    _triton_cubin_of_another_gpu,
     _message_cut_short,
     _forms_when_nothing_matched,
 )

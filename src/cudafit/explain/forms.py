@@ -651,6 +651,9 @@ FORMS: tuple[Form, ...] = (
         r"(?:display|primary|secondary|first|second) (?:only )?)\s*(?:GPU|card|graphics card|device)\b"
         r"|\b(?:wrong|incorrect)\s+(?:GPU|card|device)\s+(?:is\s+|was\s+|gets\s+)?"
         r"(?:used|selected|chosen|detected|picked)\b"
+        # "the GTX 1080 ti will be selected instead of the stronger RTX 2080"
+        r"|\b(?:selected|used|chosen|picked)\s+instead\s+of\s+(?:the\s+|my\s+)?(?:stronger|faster|better|"
+        r"more powerful|other|bigger|newer)\b"
         # "Graphiccard wrong detection", "GPUs wrongly ordered"
         r"|\b(?:GPU|graphics ?card|card)s?\s+(?:wrong(?:ly)?|incorrect(?:ly)?)\s+"
         r"(?:detect|select|order|number|identif)\w*"
@@ -661,7 +664,7 @@ FORMS: tuple[Form, ...] = (
         _ENV_VARS,
         # no GPU at all is no wrong GPU
         veto=r"\bno (?:CUDA-capable )?(?:GPU|device)s? (?:found|detected|available)\b",
-        any_of=("gpu", "card", "device"),
+        any_of=("gpu", "card", "device", "instead"),
     ),
 )
 

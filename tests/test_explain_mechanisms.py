@@ -1,0 +1,138 @@
+"""Issue 18: rules read from a mechanism rather than an emitter's exact words, with the texts they must not take.
+
+Each case is written from the mechanism its docstring in :mod:`cudafit.explain` names (CUDA's device numbering, a
+program leaving the GPU idle, Triton compiling for the GPU it runs on, a CUDA build whose cuInit failed, CuTe's
+plain-arch atoms, a/f targets of two families), not copied from the corpus.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cudafit.explain import classify
+from cudafit.explain.extract import iter_cuda_errors
+
+
+def top(text: str) -> str:
+    return classify(text)[0].category
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The trainer runs on the wrong GPU: nvidia-smi shows the load on the GTX 1070, not the RTX 3090",
+        "Device numbering disagrees with nvidia-smi on my host with a 4090 and a 3060",
+        "GPU index mismatch between the monitor (NVML) and the CUDA device index",
+        "GPU0 and GPU1 temperatures are swapped in the dashboard",
+        "cuda:0 shown as GPU 1 in the overlay",
+        "I selected GPU 1 in the settings, but the render still happens on GPU 0",
+        "With two cards the app always defaults to the weaker card",
+        "The 1070 is selected instead of the stronger 2080 Ti",
+        "export CUDA_DEVICE_ORDER=PCI_BUS_ID fixed the numbering",
+    ],
+)
+def test_two_numberings_of_the_gpus(text: str) -> None:
+    assert top(text) == "mixed-gpu"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I set CUDA_VISIBLE_DEVICES=1 but the training uses the GPU anyway",
+        "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity)",
+        "Which GPU should I buy for training?",
+        "No CUDA GPUs are available, the wrong GPU driver maybe",
+    ],
+)
+def test_what_is_no_numbering_problem(text: str) -> None:
+    assert top(text) != "mixed-gpu"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "face_recognition is not using the GPU, the CPU load goes to 100%",
+        "Training runs on the CPU instead of the GPU after pip install",
+        "GPU usage is 0% while the model trains",
+        "There is no activity on my GPU during inference",
+        "print(dlib.DLIB_USE_CUDA)\nFalse",
+        "AttributeError: module 'faiss' has no attribute 'StandardGpuResources'",
+        "CatboostError: Can't load GPU learning library. Module was not compiled or driver  is incompatible with "
+        "package",
+    ],
+)
+def test_a_build_that_leaves_the_gpu_idle(text: str) -> None:
+    assert top(text) == "wrong-framework-build"
+
+
+def test_a_cuda_build_whose_cuinit_failed_is_no_cpu_build() -> None:
+    fallback = "No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)"
+    assert top(fallback) == "wrong-framework-build"
+    unknown = "E external/xla/xla/stream_executor/cuda/cuda_driver.cc:268] failed call to cuInit: CUDA_ERROR_UNKNOWN"
+    assert classify(f"{unknown}: unknown error\n{fallback}")[0].category == "unknown"
+    compat = "failed call to cuInit: CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: forward compatibility was attempted"
+    assert top(f"{compat} on non supported HW\n{fallback}") == "driver-too-old"
+
+
+def test_a_rocm_torch_that_cannot_use_a_gpu() -> None:
+    text = (
+        "RuntimeError: Torch is not able to use GPU; add --skip-torch-cuda-test to COMMANDLINE_ARGS\n"
+        "Looking in indexes: https://download.pytorch.org/whl/rocm6.0\nCollecting torch==2.3.1+rocm6.0"
+    )
+    assert top(text) == "wrong-framework-build"
+
+
+def test_triton_compiles_for_the_gpu_it_runs_on() -> None:
+    text = "RuntimeError: Triton Error [CUDA]: device kernel image is invalid"
+    (f, *_rest) = classify(text)
+    assert f.category == "mixed-gpu"
+    assert "triton-lang/triton:python/triton/runtime/cache.py" in f.evidence.get("sources", [])
+    # the same words from another program are the image missing for the GPU
+    assert top("CUDA error: device kernel image is invalid\n  current device: 0") != "mixed-gpu"
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("Out of shared memory on RTX 4090 when head_dim=256", "shared-memory-limit"),
+        ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+         "unknown"),
+        ("RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error. It is possible that dataloader's "
+         "workers are out of shared memory.", "unknown"),
+        ("OutOfMemoryError: out of resource: triton_tem_fused_mm_1\nRequired: 114688 Hardware limit:101376 Reducing "
+         "block sizes or `num_stages` may help.", "shared-memory-limit"),
+        ("Error reading result from hvm. Output :\nFailed to launch kernels (error code invalid argument)!",
+         "shared-memory-limit"),
+        ("Failed to launch kernels. Error code: invalid argument.", "shared-memory-limit"),
+    ],
+)
+def test_shared_memory_of_the_gpu_not_the_host(text: str, category: str) -> None:
+    assert top(text) == category
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        # a/f targets of two families beside a failure: no GPU runs code of both
+        ("kernels for sm100f picked on an sm120a build\nRuntimeError: GEMM launch failed", "arch-specific-mismatch"),
+        ("constraint failed: tcgen05 instructions are only applicable on nVidia Blackwell (sm_100a, sm_101a) hardware.",
+         "arch-specific-mismatch"),
+        # one a target and a GPU it covers is no mismatch
+        ("built with -arch=sm_90a for the H100\nNVIDIA H100 80GB HBM3\nRuntimeError: CUDA error: out of memory",
+         "unknown"),
+        ("numba.cuda.cudadrv.error.NvvmSupportError: GPU compute capability 3.0 is not supported (requires >=3.5)",
+         "capability-guard"),
+    ],
+)
+def test_targets_and_checks(text: str, category: str) -> None:
+    assert top(text) == category
+
+
+def test_a_log_level_before_a_date_is_no_cuda_error() -> None:
+    assert iter_cuda_errors("ERROR 08-30 07:32:02 [model_rpc.py:95] ptxas /tmp/x.ptx, line 180; error") == []
+    assert [e.code for e in iter_cuda_errors("cuda runtime error (209) : no kernel image")] == [209]
+
+
+def test_a_progress_bar_names_no_gpu() -> None:
+    noise = "".join(f"Epoch 3: {i}/100 [01:02<01:24, gpu_mem=12.3G, loss=0.{i}]\n" for i in range(20))
+    assert top("Loading the tokenizer takes a long time, 10 minutes\n" + noise) == "unknown"
