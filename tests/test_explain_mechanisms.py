@@ -136,3 +136,31 @@ def test_a_log_level_before_a_date_is_no_cuda_error() -> None:
 def test_a_progress_bar_names_no_gpu() -> None:
     noise = "".join(f"Epoch 3: {i}/100 [01:02<01:24, gpu_mem=12.3G, loss=0.{i}]\n" for i in range(20))
     assert top("Loading the tokenizer takes a long time, 10 minutes\n" + noise) == "unknown"
+
+
+def test_a_numbering_problem_is_fixed_by_the_numbering_not_a_rebuild() -> None:
+    from cudafit.explain import explain_text
+
+    (f, *_rest) = explain_text("I selected GPU 1 in the settings, but the render still happens on GPU 0")
+    assert f.category == "mixed-gpu"
+    assert "fastest first" in f.cause
+    assert f.fixes[0].startswith("export CUDA_DEVICE_ORDER=PCI_BUS_ID")
+    assert not any("TORCH_CUDA_ARCH_LIST" in x for x in f.fixes)
+
+
+def test_triton_cache_fixes() -> None:
+    from cudafit.explain import explain_text
+
+    (f, *_rest) = explain_text("RuntimeError: Triton Error [CUDA]: device kernel image is invalid")
+    assert "Triton's cache" in f.cause
+    assert "rm -rf ~/.triton/cache" in f.fixes[0]
+
+
+def test_a_build_without_cuda_named_by_no_framework_gets_no_torch_wheel() -> None:
+    from cudafit.explain import explain_text
+
+    (f, *_rest) = explain_text("face_recognition is not using the GPU, the CPU load goes to 100%")
+    assert f.category == "wrong-framework-build"
+    assert not any("pip install torch" in x for x in f.fixes)
+    (g, *_rest) = explain_text("AttributeError: module 'faiss' has no attribute 'StandardGpuResources'")
+    assert "faiss-gpu" in g.fixes[0]

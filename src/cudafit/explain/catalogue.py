@@ -1243,7 +1243,10 @@ FAISS_IVFPQ = "facebookresearch/faiss:faiss/gpu/GpuIndexIVFPQ.cu"
 FAISS_IVFSQ = "facebookresearch/faiss:faiss/gpu/GpuIndexIVFScalarQuantizer.cu"
 FAISS_RESOURCES = "facebookresearch/faiss:faiss/gpu/StandardGpuResources.cpp"
 HVM_CUDA = "HigherOrderCO/HVM:src/hvm.cu"
-FAISS_NO_GPU = "https://github.com/facebookresearch/faiss/wiki/Troubleshooting"
+# faiss' loader imports the GPU build's module when it is installed and the CPU one otherwise; the GPU classes exist
+# only in the former (the faiss wiki's Troubleshooting page, "No GPU Faiss": "has no attribute
+# 'StandardGpuResources'").
+FAISS_NO_GPU = "facebookresearch/faiss:faiss/python/loader.py"
 CATBOOST_TRAIN = "catboost/catboost:catboost/libs/train_lib/train_model.cpp"
 DLIB_PYTHON = "davisking/dlib:tools/python/src/dlib.cpp"
 BNB_DIAGNOSTICS = "bitsandbytes-foundation/bitsandbytes:bitsandbytes/diagnostics/cuda.py"

@@ -289,7 +289,10 @@ def _xformers_capability_beside_other_reasons(s: _Scoring) -> None:
 
 
 # CUDA_ERROR_STUB_LIBRARY (34): "the CUDA driver that the application has loaded is a stub library" (cuda.h)
-_STUB = re.compile(r"CUDA_ERROR_STUB_LIBRARY|\bstub library\b|\bCUDA error 34\b|\(CUDA error 34\)", re.I)
+# The toolkit's stub libcuda (lib64/stubs/libcuda.so, for linking only) named as the one loaded or on the library path.
+_STUB = re.compile(
+    r"CUDA_ERROR_STUB_LIBRARY|\bstub library\b|\bCUDA error 34\b|\(CUDA error 34\)|[/\\]stubs[/\\]libcuda\.so", re.I
+)
 
 
 def _stub_library_is_no_old_driver(s: _Scoring) -> None:

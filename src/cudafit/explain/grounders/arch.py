@@ -140,9 +140,47 @@ def ground_mixed_gpu(g: Ground) -> Grounded:
             "Ampere or newer GPU, at some speed",
         ]
         return out
+    if _NUMBERING_FORMS & set(g.ev.get("forms", [])):
+        return _numbering(out, g)
+    if "triton-lang/triton:python/triton/runtime/cache.py" in g.ev.get("sources", []):
+        out.cause = (
+            "Triton compiles each kernel for the GPU it runs on, so a cubin this GPU cannot load came from Triton's "
+            "cache, compiled on a GPU of another compute capability (the cache key had no arch before Triton 2.1, "
+            "and a cache directory shared by machines or nodes holds every GPU's cubins)"
+        )
+        out.fixes = [
+            "clear the cache (rm -rf ~/.triton/cache, or the directory TRITON_CACHE_DIR names) and run again",
+            "give each GPU model its own cache: TRITON_CACHE_DIR=~/.triton/cache-$(nvidia-smi --query-gpu="
+            "compute_cap --format=csv,noheader | head -1), and upgrade Triton (2.1+ keys cached kernels by arch)",
+        ]
+        return out
     if len(set(g.ccs)) > 1:
         mixed = mixed_host_finding(g.finding, g.gpus)
         return Grounded(mixed.cause, list(mixed.fixes), mixed.evidence)
+    return out
+
+
+# The forms (explain/forms.py) that read two numberings of the GPUs, not code built for another GPU.
+_NUMBERING_FORMS = frozenset(
+    {"two numberings of the GPUs disagree", "the wrong GPU is used", "CUDA's device order against nvidia-smi's"}
+)
+
+
+def _numbering(out: Grounded, g: Ground) -> Grounded:
+    """CUDA numbers devices fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; nvidia-smi, NVML, NVAPI and the OS
+    number them by PCI bus (CUDA Programming Guide, environment variables)."""
+    cards = f" ({describe(g.gpus)})" if g.gpus else ""
+    out.cause = (
+        f"the GPUs{cards} are numbered twice: CUDA numbers them fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID, "
+        "while nvidia-smi, NVML, NVAPI and the OS number them by PCI bus, so an index taken from one numbering picks "
+        "(or reports) another card in the other"
+    )
+    out.fixes = [
+        "export CUDA_DEVICE_ORDER=PCI_BUS_ID before the program starts (in the service's environment, not only the "
+        "shell; sudo drops it unless sudo -E), so CUDA's indexes match nvidia-smi's",
+        "then choose the card by nvidia-smi's index or UUID: CUDA_VISIBLE_DEVICES=<index or GPU-UUID> (cudafit gpus "
+        "lists both numberings)",
+    ]
     return out
 
 

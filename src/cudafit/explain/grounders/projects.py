@@ -89,6 +89,18 @@ PROJECTS: dict[str, ProjectFixes] = {
         build="install the CUDA libraries of CuPy's CUDA major beside it: pip install 'cupy-cuda12x[ctk]' (or "
         "cupy-cuda13x[ctk]; the wheel's name must match the CUDA major of the driver and toolkit)",
     ),
+    "faiss": ProjectFixes(
+        build="install faiss' GPU build: pip uninstall faiss-cpu && pip install faiss-gpu-cu12 (or conda install -c "
+        "pytorch faiss-gpu); the CPU package has no GPU classes (StandardGpuResources, GpuIndex*)",
+    ),
+    "dlib": ProjectFixes(
+        build="rebuild dlib with CUDA: pip uninstall dlib && pip install --no-binary dlib dlib where nvcc and cuDNN "
+        "are found (the build log must say 'DLIB WILL USE CUDA'); python -c 'import dlib; print(dlib.DLIB_USE_CUDA)'",
+    ),
+    "catboost": ProjectFixes(
+        build="install a CatBoost wheel with its GPU library (the PyPI wheels for Linux and Windows carry it) and a "
+        "driver new enough for its CUDA; a source build needs its CUDA part to succeed",
+    ),
     "tensorflow": ProjectFixes(
         build="install TensorFlow with the CUDA libraries it was built for: pip install 'tensorflow[and-cuda]' "
         "(TF_CPP_MIN_LOG_LEVEL=0 names the library it could not load)",

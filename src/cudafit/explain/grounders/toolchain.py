@@ -361,6 +361,19 @@ def ground_wrong_build(g: Ground) -> Grounded:
     if framework not in (None, "torch") and row.build is not None:
         out.fixes = [row.build, *[f for f in out.fixes[1:] if "torch" not in f]]
         return out
+    if framework is None and g.ev.get("forms") and "torch" not in text and "torch" not in lines_of(g.ev).lower():
+        # a form read in a user's words names no framework: no PyTorch wheel for a dlib, faiss or GROMACS user
+        out.cause = (
+            "the package that should use the GPU is a build without CUDA (a CPU-only wheel or conda package, or a "
+            "source build whose CUDA part was skipped when no toolkit was found), so it runs on the CPU"
+        )
+        out.fixes = [
+            "check the package's own build flag (torch.version.cuda, dlib.DLIB_USE_CUDA, hasattr(faiss, "
+            "'StandardGpuResources'), tf.test.is_built_with_cuda(), xgboost.build_info()['USE_CUDA']) and install "
+            "its CUDA build, or rebuild it where nvcc and CUDA_HOME are visible",
+            "cudafit doctor lists which installed packages carry CUDA code at all",
+        ]
+        return out
     if g.context.driver is not None:
         _torch_build_for_driver(out, g.context.driver)
     return out
