@@ -164,3 +164,17 @@ def test_a_build_without_cuda_named_by_no_framework_gets_no_torch_wheel() -> Non
     assert not any("pip install torch" in x for x in f.fixes)
     (g, *_rest) = explain_text("AttributeError: module 'faiss' has no attribute 'StandardGpuResources'")
     assert "faiss-gpu" in g.fixes[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("ERROR: CUDA device 0 (GeForce GTX 780) has compute capability 3.5, which is below the minimum 5.0",
+         "capability-guard"),
+        ("RuntimeError: This kernel requires sm_90a", "arch-specific-mismatch"),
+        # a GPU's product name after "unsupported GPU" is a guard's word, not a compiler's unknown target
+        ("RuntimeError: Unsupported GPU: Tesla P100", "capability-guard"),
+    ],
+)
+def test_more_forms_of_a_check(text: str, category: str) -> None:
+    assert top(text) == category

@@ -300,7 +300,7 @@ FORMS: tuple[Form, ...] = (
         rf"|\b(?:{_DEVICE}|arch\w*|(?:compute )?capability)\b[^\n]{{0,20}}?\b(?:is|are)\s+"
         r"(?:lower|less|older|below|smaller)\s+"
         r"than\s+(?:it is\s+|what is\s+|the\s+)?(?:required|minimum|supported|needed)"
-        r"|\bcapability\s+\d+(?:\.\d+)?\s+(?:is\s+)?(?:below|under|lower than|less than)\s+(?:the\s+)?"
+        r"|\bcapability\s+\d+(?:\.\d+)?,?\s+(?:which\s+)?(?:is\s+)?(?:below|under|lower than|less than)\s+(?:the\s+)?"
         r"(?:minimum|required|supported)",
         2.0,
         *_GUARDS,
@@ -342,7 +342,8 @@ FORMS: tuple[Form, ...] = (
         "an unknown target",
         "jit-toolchain-too-old",
         r"\b(?:unknown|unsupported|invalid|unrecogni[sz]ed)\s+(?:nvidia\s+|cuda\s+|gpu\s+|target\s+)*"
-        r"(?:arch(?:itecture)?|gpu|target|processor|cpu)\b[^\n]{0,10}?['\"`(:]?\s*(?:sm_?\d{2,3}|compute_\d{2,3}|\d{2,3}[af]?\b)"
+        # the target right after the words (a GPU's product name there, "Unsupported GPU: Tesla P100", is a guard's)
+        r"(?:arch(?:itecture)?|gpu|target|processor|cpu)\b[\s'\"`(:=]{0,4}(?:sm_?\d{2,3}|compute_\d{2,3}|\d{2,3}[af]?\b)"
         r"|\bis not a recogni[sz]ed processor\b"
         # NVHPC's compilers name targets ccXY: "nvc++-Error-Switch -ta with unknown keyword cc89"
         r"|\bunknown (?:keyword|value|sub-?option)\s+['\"`]?cc\d{2,3}\b",
@@ -494,13 +495,16 @@ FORMS: tuple[Form, ...] = (
         "only for an a/f target",
         "arch-specific-mismatch",
         r"\bonly\s+(?:supports?|supported|available|works?|runs?|compiled|built|for|applicable|valid|exists?)\b"
-        r"[^\n]{0,40}?\b(?:sm_?|compute_)\d{2,3}[af]\b|\b(?:sm_?|compute_)\d{2,3}[af][- ]only\b",
+        r"[^\n]{0,40}?\b(?:sm_?|compute_)\d{2,3}[af]\b|\b(?:sm_?|compute_)\d{2,3}[af][- ]only\b"
+        # "This kernel requires sm_90a", "must be compiled for sm_100a"
+        r"|\b(?:requires?|needs?|must be (?:built|compiled) (?:for|with))\s+(?:\w+\s+){0,3}?"
+        r"(?:sm_?|compute_)\d{2,3}[af]\b",
         2.25,
         "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#feature-availability",
         "deepseek-ai/FlashMLA:setup.py",
         "Dao-AILab/flash-attention:hopper/setup.py",
         alone=False,
-        any_of=("only",),
+        any_of=("only", "requir", "need", "must be"),
     ),
     # -- jit-toolchain-too-old: a toolkit version below the GPU's (NVCC_ARCH: each arch from its first CUDA) --------
     _f(
