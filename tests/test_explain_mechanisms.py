@@ -178,3 +178,29 @@ def test_a_build_without_cuda_named_by_no_framework_gets_no_torch_wheel() -> Non
 )
 def test_more_forms_of_a_check(text: str, category: str) -> None:
     assert top(text) == category
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "torch.cuda.is_available() returns False even though nvidia-smi shows my RTX 3080",
+        "print(torch.cuda.is_available())\nFalse",
+        "pip installed the CPU version of torch (2.3.0+cpu)",
+        "onnxruntime only shows CPUExecutionProvider",
+        "tensorflow does not see my GPU: tf.config.list_physical_devices('GPU') returns []",
+        "jax.devices() only shows CpuDevice",
+    ],
+)
+def test_a_framework_that_lists_no_gpu(text: str) -> None:
+    assert top(text) == "wrong-framework-build"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Your GPU (sm_61) is not in the list of architectures this binary was compiled for: sm_70 sm_75 sm_80",
+        "this build does not include code for compute capability 12.0",
+    ],
+)
+def test_a_build_that_names_what_it_lacks(text: str) -> None:
+    assert top(text) == "no-kernel-image"

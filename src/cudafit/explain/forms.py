@@ -407,7 +407,9 @@ FORMS: tuple[Form, ...] = (
         r"|\b(?:requires?|needs?|minimum|at least)\b[^\n]{0,20}?\b(?:NVIDIA |GPU |CUDA )?driver(?: version)?\s*"
         r"(?:>=|≥|of|:|version)?\s*\d{3}"
         r"|\bdriver(?: version)?\s*\d{3}(?:\.\d+)*\s*(?:or (?:newer|later|higher|above)|\+)"
-        r"|\bdriver\b[^\n]{0,30}?\bis not compatible with\b",
+        r"|\bdriver\b[^\n]{0,30}?\bis not compatible with\b"
+        # "my driver is 470, the wheel needs CUDA 12"
+        r"|\bdriver\b[^\n]{0,20}?\b\d{3}(?:\.\d+)*\b[^\n]{0,60}?\b(?:needs?|requires?)\s+CUDA\s*\d+",
         2.0,
         *_DRIVERS,
         alone=False,
@@ -438,10 +440,19 @@ FORMS: tuple[Form, ...] = (
         r"|\bCPU[- ]only\s+(?:build|version|wheel|package|install\w*|binary|torch|pytorch|jaxlib|paddle\w*|"
         r"onnxruntime|tensorflow)\b"
         r"|\b(?:CUDA|GPU)\s+(?:support|backend)\s+(?:is\s+)?(?:not|isn'?t)\s+(?:compiled|built|enabled|installed)\b"
-        r"|\bis_built_with_cuda\(\)\s*(?:returns?|is|==|->|:)?\s*False\b",
+        r"|\bis_built_with_cuda\(\)\s*(?:returns?|is|==|->|:)?\s*False\b"
+        # "the CPU version of torch", a "+cpu" wheel
+        r"|\bCPU(?:[- ]only)?\s+(?:build|version|wheel|package|variant)\s+of\s+(?:torch|pytorch|tensorflow|jax\w*|"
+        r"paddle\w*|onnxruntime|faiss)\b|\b(?:torch|torchvision|torchaudio)\W{1,3}\d+\.\d+(?:\.\d+)?\+cpu\b"
+        # the frameworks listing no GPU: torch's is_available() False, TensorFlow's empty GPU list, JAX's CPU device,
+        # ONNX Runtime's CPU provider alone
+        r"|\bcuda\.is_available\(\)\)?\s*(?:returns?|is|==|->|:|gives?|prints?|shows?)?\s*:?\s*False\b"
+        r"|\blist_physical_devices\(\s*['\"]GPU['\"]\s*\)[^\n]{0,30}?(?:\[\]|returns? (?:an )?empty|is empty)"
+        r"|\bNum GPUs Available:?\s*0\b|\bjax\.devices\(\)[^\n]{0,40}?\bCpu\w*Device\b"
+        r"|\bonly\s+(?:shows?|lists?|has|returns?|finds?|gets?)\s+['\"\[]*CPUExecutionProvider\b",
         2.0,
         *_CPU_BUILDS,
-        any_of=("with", "cpu", "support", "backend", "is_built_with_cuda"),
+        any_of=("with", "cpu", "support", "backend", "is_built_with_cuda", "is_available", "list_physical", "num gpus"),
     ),
     _f(
         # A program that runs but leaves the GPU idle: the build it loaded has no GPU code path (the CPU package, a
@@ -471,7 +482,11 @@ FORMS: tuple[Form, ...] = (
         r"(?:sm_?\d{2,3}|compute_\d{2,3}|SM\s?\d{2,3}|(?:this|your|my|the current|current) (?:GPU|device|arch\w*))"
         r"|\b(?:wheel|build|binary|binaries|package|release|image)\b[^\n]{0,40}?\bdoes(?: not|n'?t)\s+"
         r"(?:include|contain|"
-        r"ship|have|support|cover)\s+(?:\w+\s+)?(?:sm_?\d{2,3}|compute_\d{2,3}|SM\s?\d{2,3}|(?:this|your|my) GPU)",
+        r"ship|have|support|cover)\s+(?:\w+\s+)?(?:code for\s+)?(?:sm_?\d{2,3}|compute_\d{2,3}|SM\s?\d{2,3}|"
+        r"(?:this|your|my) GPU|compute capability \d)"
+        # "Your GPU (sm_61) is not in the list of architectures this binary was compiled for"
+        r"|\bnot (?:in|among|one of) the (?:list of )?(?:supported )?(?:arch\w*|compute capabilit\w*|targets|SMs)\b"
+        r"[^\n]{0,60}?\b(?:compiled|built)\b",
         2.0,
         *_BUILDS,
     ),
