@@ -153,3 +153,30 @@ def test_every_new_family_cites_a_file_of_its_project() -> None:
         "facebookresearch/faiss:faiss/gpu/StandardGpuResources.cpp",
     ):
         assert source in cited
+
+
+MORE_FAMILIES = [
+    ("driver-too-old", "nvidia-docker | 2017/10/13 08:33:01 Error: unsupported CUDA version: driver 8.0 < image "
+     "9.0.176"),
+    ("driver-too-old", "numba.cuda.cudadrv.error.CudaDriverError: Driver missing function: cuDeviceGetUuid"),
+    ("driver-too-old", "WARNING: NVIDIA Insufficient driver!"),
+    ("no-kernel-image", "WARNING: NVIDIA GPU 0: miner not compiled for the gpu architecture 30."),
+    ("no-kernel-image", "error: (-216:No CUDA support) OpenCV was not built to work with the selected device. Please "
+     "check CUDA_ARCH_PTX or CUDA_ARCH_BIN in your build configuration. in function 'initCUDABackend'"),
+    ("wrong-framework-build", "OpenCV Error: The function/feature is not implemented (The called functionality is "
+     "disabled for current build or platform) in throw_no_cuda, file private.cuda.hpp, line 101"),
+    ("wrong-framework-build", "[vost#0:0 @ 0x55] Unknown encoder 'hevc_nvenc'"),
+    ("capability-guard", "ValueError: bf16 mixed precision requires PyTorch >= 1.10 and a supported device."),
+    ("capability-guard", "libcudnn.cudnnStatusArchMismatch"),
+    ("ptx-jit-lower-arch", "Kokkos::Cuda::initialize WARNING: running kernels compiled for compute capability 3.5 on "
+     "device with compute capability 3.7 , this will likely reduce potential performance."),
+]
+
+
+@pytest.mark.parametrize(("category", "text"), MORE_FAMILIES)
+def test_more_families(category: str, text: str) -> None:
+    assert classify(text)[0].category == category
+
+
+def test_a_library_without_cuinit_is_no_old_driver() -> None:
+    assert classify("CudaDriverError: driver missing function: cuInit.")[0].category == "unknown"

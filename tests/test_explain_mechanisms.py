@@ -204,3 +204,24 @@ def test_a_framework_that_lists_no_gpu(text: str) -> None:
 )
 def test_a_build_that_names_what_it_lacks(text: str) -> None:
     assert top(text) == "no-kernel-image"
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("Can't use CUDA device 0: compute cap. 2.1 (at least 3.0 required)", "capability-guard"),
+        ("Only CUDA devices with SM 5.0 and higher are supported\n#0 GeForce GTX 650 Ti | SM version: 3.0",
+         "capability-guard"),
+        ("Error while mixing GPUs: a GTX 680 and a GTX 590 on the same rig", "mixed-gpu"),
+        # error 35 on a machine with no GPU: the CUDA build is the wrong one, not the driver
+        ("Training on our CPU cluster fails: CUDA driver version is insufficient for CUDA runtime version",
+         "wrong-framework-build"),
+        ("CUDA driver version is insufficient for CUDA runtime version", "driver-too-old"),
+        # Warp's start-up line: a toolkit newer than the driver's CUDA; "Driver 0.0" is no driver at all
+        ("Warp 1.8.0 initialized:\n   CUDA Toolkit 12.8, Driver 12.2\nCUDA Error 900 during graph capture",
+         "driver-too-old"),
+        ("Warp CUDA error: Could not open libcuda.so.\n   CUDA Toolkit 12.8, Driver 0.0", "unknown"),
+    ],
+)
+def test_checks_and_machines_in_users_words(text: str, category: str) -> None:
+    assert top(text) == category

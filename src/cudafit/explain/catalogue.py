@@ -574,7 +574,7 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"ggml was not compiled with support for this arch|ggml_cuda_has_arch\(", 3, GGML_CUDA),
             _p(r"No CUDA devices? found with minimum required compute capability", 3, TF_GPU),
             # cuDNN / cuBLAS refusing a GPU without a feature they need.
-            _p(r"CUDNN_STATUS_ARCH_MISMATCH|\bERROR: Arch mismatch", 3, CUDNN),
+            _p(r"CUDNN_STATUS_ARCH_MISMATCH|\bERROR: Arch mismatch|\bcudnnStatusArchMismatch\b", 3, CUDNN),
             _p(r"CUBLAS_STATUS_ARCH_MISMATCH", 3, CUBLAS),
             _p(
                 rf"(only supports?|requires?|needs?)\s+{_GPU_ARCHS}(\s+Lovelace)?\s+(GPUs?\s+)?"
@@ -1243,6 +1243,12 @@ FAISS_IVFPQ = "facebookresearch/faiss:faiss/gpu/GpuIndexIVFPQ.cu"
 FAISS_IVFSQ = "facebookresearch/faiss:faiss/gpu/GpuIndexIVFScalarQuantizer.cu"
 FAISS_RESOURCES = "facebookresearch/faiss:faiss/gpu/StandardGpuResources.cpp"
 HVM_CUDA = "HigherOrderCO/HVM:src/hvm.cu"
+XMRSTAK_CUDA = "fireice-uk/xmr-stak:xmrstak/backend/nvidia/nvcc_code/cuda_extra.cu"
+OPENCV_DNN_CUDA = "opencv/opencv:modules/dnn/src/op_cuda.cpp"
+OPENCV_PRIVATE_CUDA = "opencv/opencv:modules/core/include/opencv2/core/private.cuda.hpp"
+FFMPEG_MUX = "FFmpeg/FFmpeg:fftools/ffmpeg_mux_init.c"
+ACCELERATE = "huggingface/accelerate:src/accelerate/accelerator.py"
+NVIDIA_DOCKER_V1 = "https://github.com/NVIDIA/nvidia-docker/wiki/CUDA"
 # faiss' loader imports the GPU build's module when it is installed and the CPU one otherwise; the GPU classes exist
 # only in the former (the faiss wiki's Troubleshooting page, "No GPU Faiss": "has no attribute
 # 'StandardGpuResources'").
@@ -1274,6 +1280,13 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
     ),
     "ptx-jit-lower-arch": (
         _p(r"tinycudann was built for lower compute capability", 2.5, TINYCUDANN_TORCH),
+        # Kokkos' start-up check: "running kernels compiled for compute capability 3.5 on device with compute
+        # capability 3.7, this will likely reduce potential performance" (a lower arch's code runs there)
+        _p(
+            r"running kernels compiled for compute capability \d+\.\d+ on device with compute capability \d+\.\d+",
+            3,
+            KOKKOS_CUDA,
+        ),
         # GROMACS' note: no cubin for the GPU, its kernels are JIT-compiled from the build's PTX.
         _p(r"current binary does not include kernels compiled natively for this architecture", 2, GROMACS_DEVICES),
     ),
@@ -1282,11 +1295,27 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
         # XLA's LLVM back end does not know the GPU and compiles for the newest target it knows.
         _p(r"Unknown compute capability \S+\.? Defaulting to telling LLVM that we'?re compiling for", 2.5, XLA_NVPTX),
     ),
+    "driver-too-old": (
+        # nvidia-docker 1.0 compares the driver's CUDA with the image's label before starting the container
+        _p(r"unsupported CUDA version: driver \d+\.\d+ < image \d+", 4, NVIDIA_DOCKER_V1),
+        # numba binds driver functions lazily: one the driver lacks is a driver older than numba needs (not the
+        # functions every driver has: a library without cuInit is no driver at all, NUMBA_CUDA_DRIVER pointing at
+        # libcudart)
+        _p(r"Driver missing function: (?!cuInit\b|cuDriverGetVersion\b|cuDeviceGet\b|cuDeviceGetCount\b)cu\w+", 3,
+           NUMBA_DRIVER),
+        _p(r"\bNVIDIA Insufficient driver\b", 3, XMRSTAK_CUDA),
+    ),
     "no-kernel-image": (
         _p(r"CUDA binary kernel for this graphics card compute capability \(\d+\.\d+\) not found", 4, BLENDER_CUDA),
+        # xmr-stak's arch check against the archs the binary was built for
+        _p(r"miner not compiled for the gpu architecture \d+", 4, XMRSTAK_CUDA),
+        # OpenCV's DNN CUDA backend: the build's CUDA_ARCH_BIN/CUDA_ARCH_PTX has no code for the device
+        _p(r"OpenCV was not built to work with the selected device", 4, OPENCV_DNN_CUDA),
         _p(r"binary does not include support for the CUDA architecture of the GPU", 4, GROMACS_DEVICES),
     ),
     "capability-guard": (
+        # accelerate's check: bf16 needs torch.cuda.is_bf16_supported() (compute capability 8.0+)
+        _p(r"bf16 mixed precision requires PyTorch >= 1\.10 and a supported device", 4, ACCELERATE),
         _p(
             r"A GPU with NVIDIA \w+\W{0,3} \(Compute Capability \d+\.\d+\) or newer architecture is required",
             4,
@@ -1365,6 +1394,18 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
     ),
     "wrong-framework-build": (
         _p(r"device requested but this build of Warp does not support CUDA", 4, WARP_CONTEXT_SRC),
+        # OpenCV's throw_no_cuda: the cv::cuda functions of a build without them
+        _p(
+            r"The called functionality is disabled for current build or platform\)? in (?:function '?)?throw_no_cuda",
+            4,
+            OPENCV_PRIVATE_CUDA,
+        ),
+        # FFmpeg built without NVENC/NVDEC: the encoder or decoder is unknown to it
+        _p(
+            r"Unknown (?:encoder|decoder) '(?:h264|hevc|av1|vp[89]|mpeg[124]|vc1|mjpeg)_(?:nvenc|cuvid)'",
+            3.5,
+            FFMPEG_MUX,
+        ),
         _p(r"This Warp build does not include CUDA support", 4, WARP_JAX_FFI),
         _p(r"XGBoost version not compiled with GPU support", 4, XGBOOST_COMMON),
         _p(r"CUDA Tree Learner was not enabled in this build", 4, LIGHTGBM_CUDA),
@@ -1516,6 +1557,9 @@ SOURCE_PROJECTS: dict[str, str] = {
     "catboost/catboost": "catboost",
     "davisking/dlib": "dlib",
     "HigherOrderCO/HVM": "hvm",
+    "fireice-uk/xmr-stak": "xmr-stak",
+    "opencv/opencv": "opencv",
+    "huggingface/accelerate": "accelerate",
 }
 
 

@@ -321,6 +321,38 @@ def _cuda_build_whose_cuinit_failed(s: _Scoring) -> None:
         s.settled = True
 
 
+# A machine without a GPU, in its users' words: a CPU cluster or node, CPU training, "no GPU".
+_CPU_MACHINE = re.compile(
+    r"\bCPU[- ](?:only\s+)?(?:cluster|machine|node|server|host|training|instance)s?\b|\bcpu\s*(?:训练|集群|版本|机器)"
+    r"|\b(?:no|without\s+(?:a\s+)?|doesn'?t have\s+(?:a\s+)?)GPUs?\b(?! (?:found|detected))",
+    re.I,
+)
+
+
+def _cuda_build_on_a_machine_without_gpu(s: _Scoring) -> None:
+    """"CUDA driver version is insufficient for CUDA runtime version" (error 35) where the report says the machine has
+    no GPU: with no driver loaded the runtime reports the driver as insufficient, and the cause is the CUDA build
+    installed on a CPU machine (the CPU build is the fix), not a driver to upgrade."""
+    if "driver-too-old" in s.scores and _CPU_MACHINE.search(s.body) and not _gpus_named(s):
+        _move(s, "driver-too-old", "wrong-framework-build")
+
+
+# NVIDIA Warp's start-up line: "CUDA Toolkit 12.8, Driver 12.2" (warp/context.py): a toolkit newer than the driver's
+# CUDA cannot have its modules loaded (their PTX is too new for the driver's JIT).
+_WARP_VERSIONS = re.compile(r"CUDA Toolkit (\d+)\.(\d+), Driver (\d+)\.(\d+)")
+_WARP_CONTEXT = "NVIDIA/warp:warp/_src/context.py"
+
+
+def _toolkit_newer_than_driver(s: _Scoring) -> None:
+    m = _WARP_VERSIONS.search(s.body)
+    if not m or s.settled:
+        return
+    toolkit, driver = (int(m.group(1)), int(m.group(2))), (int(m.group(3)), int(m.group(4)))
+    # "Driver 0.0": no driver loaded at all (libcuda could not be opened), not an old one
+    if driver > (0, 0) and toolkit > driver and not any(score >= 3 for score, _l in s.scores.values()):
+        _decide(s, "driver-too-old", [line_at(s.body, m.start(), m.end())], [_WARP_CONTEXT], 3.0)
+
+
 def _named_codes(facts: Facts) -> set[int]:
     return {c["code"] for c in facts.get("cuda_errors", [])}
 
@@ -820,6 +852,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _xformers_capability_beside_other_reasons,
     _stub_library_is_no_old_driver,
     _cuda_build_whose_cuinit_failed,
+    _toolkit_newer_than_driver,
     _rocm_build_beside_an_nvidia_gpu,
     _hopper_only_guards,
     _plain_cute_atom,
@@ -837,6 +870,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _image_the_driver_cannot_load,
     _triton_cubin_of_another_gpu,
     _message_cut_short,
+    _cuda_build_on_a_machine_without_gpu,
     _forms_when_nothing_matched,
 )
 

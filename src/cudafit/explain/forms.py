@@ -128,7 +128,8 @@ def _f(
 _GEN = r"(?:Kepler|Maxwell|Pascal|Volta|Turing|Ampere|Ada(?:\s+Lovelace)?|Lovelace|Hopper|Blackwell)"
 # A piece of hardware a check can name: a capability, an SM, a generation, a data-centre GPU.
 _HW = (
-    rf"(?:compute[ _]capabilit(?:y|ies)|CUDA capability|device capability|\bcc\s*[<>=]|\bsm_?\s?\d{{2,3}}[af]?\b|"
+    rf"(?:compute[ _]capabilit(?:y|ies)|compute cap\.|CUDA capability|device capability|\bcc\s*[<>=]|"
+    rf"\bsm_?\s?\d{{2,3}}[af]?\b|\bSM version\b|"
     rf"\bSM\s?\d{{1,3}}(?:\.\d)?\b|"
     rf"\b{_GEN}\b|\b(?:A100|A800|H100|H800|H20|H200|B200|B300|GB200|L40S?)\b|\bGPU architecture)"
 )
@@ -144,7 +145,8 @@ _REFUSE = rf"(?:{_REFUSED}|only supported|only available)"
 FAILURE = re.compile(
     r"\b(?:error|errors|\w+Error|\w+Exception|\w*Warning|fail(?:s|ed|ure|ing)?|crash(?:es|ed|ing)?|exception|abort(?:s|ed)?|assert(?:ion)?|"
     r"does(?: not|n'?t) work|not working|won'?t (?:run|work|start|load)|cannot (?:run|load|launch)|"
-    r"can'?t (?:run|load|launch)|unable to (?:run|load|launch)|broken|breaks?|broke|garbage|hangs?|unavailable)\b"
+    r"can'?t (?:run|load|launch|use)|unable to (?:run|load|launch|use)|cannot use|broken|breaks?|broke|garbage|hangs?|"
+    r"unavailable)\b"
     r"|\[bug\]",
     re.I,
 )
@@ -259,6 +261,18 @@ FORMS: tuple[Form, ...] = (
         *_GUARDS,
         alone=False,
         any_of=("requir", "need", "minimum", "at least", "expect"),
+    ),
+    _f(
+        "a capability below what is required",
+        "capability-guard",
+        # miners' and tools' own checks: "compute cap. 2.1 (at least 3.0 required)", "Only CUDA devices with SM 5.0 and
+        # higher are supported"
+        rf"{_HW}[^\n]{{0,20}}?\(?\s*(?:at least|minimum|min\.?)\s+\d+(?:\.\d+)?\s+(?:is\s+)?required\b"
+        rf"|\bonly\s+(?:\w+\s+){{0,2}}?(?:GPUs?|devices?|cards?)\s+with\s+(?:a\s+)?{_HW}(?:\s*\d+(?:\.\d+)?)?"
+        r"[^\n]{0,30}?\b(?:are|is)\s+supported\b",
+        2.0,
+        *_GUARDS,
+        any_of=("required", "supported"),
     ),
     _f(
         "only supported on hardware",
@@ -491,6 +505,17 @@ FORMS: tuple[Form, ...] = (
         *_BUILDS,
     ),
     # -- mixed-gpu: code made for one GPU run on another (the TensorRT, Triton and best-practices documents) --------
+    _f(
+        "GPUs of two generations mixed",
+        "mixed-gpu",
+        r"\bmix(?:ing|ed|es)\s+(?:\w+\s+)?(?:GPUs|cards|graphics cards|GPU (?:generations|architectures|models)|"
+        r"architectures|generations)\b"
+        r"|\b(?:GPUs|cards) of (?:different|two|mixed) (?:generations|architectures|models)\b",
+        2.0,
+        *_MIXED,
+        alone=False,
+        any_of=("mix", " of "),
+    ),
     _f(
         "made on another GPU",
         "mixed-gpu",
