@@ -225,3 +225,16 @@ def test_a_build_that_names_what_it_lacks(text: str) -> None:
 )
 def test_checks_and_machines_in_users_words(text: str, category: str) -> None:
     assert top(text) == category
+
+
+def test_ptx_a_named_gpu_cannot_jit() -> None:
+    # the JIT failing for the GPU the report names: PTX for a higher arch, no code that GPU runs
+    text = 'a error runnig Cere 0.90 - error "ErrorInvalidPtx".\n-CUDA device 0: NVIDIA GeForce GTX 1060 6GB'
+    assert top(text) == "no-kernel-image"
+    # alone the error says too little (a PTX file that was never built fails the same way)
+    assert top("GVDB CUDA ERROR: Launch status: a PTX JIT compilation failed\nCall: cuModuleLoad") == "unknown"
+
+
+def test_an_id_chosen_in_one_numbering_lands_on_another_card() -> None:
+    text = "selecting ID 2, it says that it is 4090. However, on booting, the card is identified as my 3060 in ID 0."
+    assert top(text) == "mixed-gpu"

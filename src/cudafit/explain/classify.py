@@ -790,6 +790,24 @@ def _af_target_beside_failure(s: _Scoring) -> float:
     return 0.0
 
 
+def _ptx_the_named_gpu_cannot_jit(s: _Scoring) -> None:
+    """CUDA_ERROR_INVALID_PTX (218, "a PTX JIT compilation failed") and nothing else, on a GPU the report names: the
+    driver could not compile the program's PTX for that GPU -- PTX made for a higher compute capability, or using
+    instructions the GPU does not have -- so the program carries no code this GPU can run (Programming Guide,
+    application compatibility: PTX runs on its own and higher compute capabilities only).  Without a GPU named the
+    error says too little (a PTX file that was never built fails the same way)."""
+    if s.settled or any(score >= MIN_SCORE for score, _lines in s.scores.values()):
+        return
+    named = 218 in _named_codes(s.facts) or _INVALID_PTX.search(s.body) is not None
+    if not named or _unrelated_errors(s.facts) - {218} or not _gpus_named(s):
+        return
+    line = next((ln.strip()[:300] for ln in s.body.splitlines() if _INVALID_PTX.search(ln)), "")
+    _decide(s, "no-kernel-image", [line], [CUDRV], 2.0)
+
+
+_INVALID_PTX = re.compile(r"INVALID_PTX|InvalidPtx|a PTX JIT compilation failed", re.I)
+
+
 def _forms_when_nothing_matched(s: _Scoring) -> None:
     """No category reached the minimum score: read the forms messages take across emitters (:mod:`.forms`), and the
     two forms of the facts (an a/f target beside a failure; GPUs of two compute capabilities beside one), unless the
@@ -871,6 +889,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _triton_cubin_of_another_gpu,
     _message_cut_short,
     _cuda_build_on_a_machine_without_gpu,
+    _ptx_the_named_gpu_cannot_jit,
     _forms_when_nothing_matched,
 )
 

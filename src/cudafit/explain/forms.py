@@ -248,7 +248,7 @@ _ENV_VARS = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#en
 _INDEXED = r"device|GPU|card|CUDA|cuda device"
 _NUMBERING = r"(?:ids?|order(?:ing)?|index(?:es)?|indices|numbering|numbers|ordinals?|enumeration)"
 # One GPU by its index: "GPU 1", "gpu1", "GPU #0", "cuda:1", "device 0".
-_ONE_GPU = r"(?:GPU|gpu|device|Device|card|cuda:?)\s?#?\d\b"
+_ONE_GPU = r"(?:GPU|gpu|device|Device|card|cuda:?|ID)\s?#?\d\b"
 
 FORMS: tuple[Form, ...] = (
     # -- capability-guard: a library's own check of the GPU (PG_CC's features by capability) --------------------
@@ -702,7 +702,8 @@ FORMS: tuple[Form, ...] = (
         r"|\b(?:GPU|graphics ?card|card)s?\s+(?:wrong(?:ly)?|incorrect(?:ly)?)\s+"
         r"(?:detect|select|order|number|identif)\w*"
         # "I specified gpu1. But the actual gpu0 is used", "selected GPU 2 and 3 ... happening on GPU 0 and 1"
-        rf"|\b(?:specified|selected|set|chose|choose|chosen|asked for|pass(?:ed)?)\b[^\n]{{0,30}}?{_ONE_GPU}"
+        rf"|\b(?:specif(?:ied|ying)|select(?:ed|ing)|set(?:ting)?|chose|choos(?:e|ing)|chosen|asked for|pass(?:ed)?)\b"
+        rf"[^\n]{{0,30}}?{_ONE_GPU}"
         rf"[^\n]{{0,80}}?\b(?:but|yet|however|instead)\b[^\n]{{0,60}}?{_ONE_GPU}",
         2.0,
         _ENV_VARS,
