@@ -238,3 +238,34 @@ def test_ptx_a_named_gpu_cannot_jit() -> None:
 def test_an_id_chosen_in_one_numbering_lands_on_another_card() -> None:
     text = "selecting ID 2, it says that it is 4090. However, on booting, the card is identified as my 3060 in ID 0."
     assert top(text) == "mixed-gpu"
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        # torch's range warning: a GPU above the highest arch but of its major runs that arch's cubins
+        ("Found GPU0 NVIDIA GB10 which is of cuda capability 12.1.\n    Minimum and Maximum cuda capability supported "
+         "by this version of PyTorch is\n    (8.0) - (12.0)", "capability-guard"),
+        ("Found GPU0 NVIDIA GeForce RTX 5090 which is of cuda capability 12.0.\n    Minimum and Maximum cuda "
+         "capability supported by this version of PyTorch is\n    (5.0) - (9.0)", "no-kernel-image"),
+        # error 35 beside a driver no CUDA runtime finds too old: the runtime did not reach the driver
+        ("CUDA failure 35: CUDA driver version is insufficient for CUDA runtime version\nNvidia Driver: v580.78",
+         "unknown"),
+        ("CUDA driver version is insufficient for CUDA runtime version\nDriver Version: 470.82.01\ntorch 2.3.0+cu121",
+         "driver-too-old"),
+        # a library's check named by the traceback
+        ("ERROR  self._check_scheme_supported(scheme.get_min_capability())\nValueError: unsupported scheme",
+         "capability-guard"),
+        ("AssertionError: Only SM30 and above are supported at this time, got 120.0.", "capability-guard"),
+        # two numberings in users' words
+        ("Theano GPU order incosistent with nvidia?", "mixed-gpu"),
+        ("Device index confusion: they seem to get opposite IDs depending if I use cuda directly", "mixed-gpu"),
+        ("I choose RTX 2080 Ti, but the program use my GTX 1080 Ti.", "mixed-gpu"),
+        # the host's shared memory in a container
+        ("an error about shared memory limited occurs while training, i am training on docker", "unknown"),
+        ("NVENC fails\nRequired: NVENC API 13.0\nFound: 12.2\nMinimum required Nvidia driver is 570.0 or newer",
+         "driver-too-old"),
+    ],
+)
+def test_round_three(text: str, category: str) -> None:
+    assert top(text) == category

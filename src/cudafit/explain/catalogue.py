@@ -36,6 +36,7 @@ __all__ = [
     "MIN_SCORE",
     "PLAIN_CUTE_ATOM",
     "SOURCE_PROJECTS",
+    "TORCH_CUDA",
     "Category",
     "MessageHead",
     "Pattern",
@@ -972,7 +973,14 @@ CATEGORIES: tuple[Category, ...] = (
             "library authors: cudafit.guard.shared_memory_fits(nbytes) answers without crashing on CPU-only machines",
         ),
         # PyTorch's DataLoader workers share tensors through /dev/shm: "out of shared memory" there is host memory.
-        (_p(r"DataLoader worker|/dev/shm|\bshm\b|Bus error|shm[_-]size", 0, TORCH_DATALOADER),),
+        # (also a container's or the workers' share of it: docker, --ipc, num_workers)
+        (
+            _p(
+                r"DataLoader worker|/dev/shm|\bshm\b|Bus error|shm[_-]size|\bdocker\b|--ipc|num_workers",
+                0,
+                TORCH_DATALOADER,
+            ),
+        ),
     ),
     Category(
         "wrong-framework-build",
@@ -1307,6 +1315,10 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
     ),
     "no-kernel-image": (
         _p(r"CUDA binary kernel for this graphics card compute capability \(\d+\.\d+\) not found", 4, BLENDER_CUDA),
+        # torch's _check_capability (torch/cuda/__init__.py): "Found GPU0 NVIDIA GB10 which is of cuda capability
+        # 12.1. Minimum and Maximum cuda capability supported by this version of PyTorch is (8.0) - (12.0)"; a GPU
+        # inside the range's last major is no missing image (classify's _torch_capability_range)
+        _p(r"Minimum and Maximum cuda capability supported by this version of PyTorch is", 3, TORCH_CUDA),
         # xmr-stak's arch check against the archs the binary was built for
         _p(r"miner not compiled for the gpu architecture \d+", 4, XMRSTAK_CUDA),
         # OpenCV's DNN CUDA backend: the build's CUDA_ARCH_BIN/CUDA_ARCH_PTX has no code for the device

@@ -39,6 +39,7 @@ from cudafit.explain.catalogue import (
     MACHETE_BUILD,
     MIN_SCORE,
     PLAIN_CUTE_ATOM,
+    TORCH_CUDA,
     TORCH_SER,
     UNKNOWN,
     VLLM_CUTLASS_CHECK,
@@ -50,6 +51,7 @@ from cudafit.explain.evidence import Evidence, Facts
 from cudafit.explain.extract import CUDA_ERRORS, arch_number, clean, extract_facts
 from cudafit.explain.forms import BEST_PRACTICES, CUDA_FAILURE, FAILURE, UNRELATED_WORDS, iter_forms
 from cudafit.model import ComputeCapability, JsonDict, parse_sm_arch
+from cudafit.rules.tables import runtime_min_driver_branch
 
 __all__ = ["HOPPER_ONLY", "Finding", "classify"]
 
@@ -353,6 +355,26 @@ def _toolkit_newer_than_driver(s: _Scoring) -> None:
         _decide(s, "driver-too-old", [line_at(s.body, m.start(), m.end())], [_WARP_CONTEXT], 3.0)
 
 
+# A driver's branch as reports write it: nvidia-smi's "Driver Version: 580.65", "Nvidia Driver: v580.82".
+_DRIVER_BRANCH = re.compile(r"\bdriver(?: version)?\s*[:=]?\s*v?([3-9]\d\d)\.\d+", re.I)
+
+
+def _insufficient_with_a_new_driver(s: _Scoring) -> None:
+    """"CUDA driver version is insufficient for CUDA runtime version" (error 35) beside a driver branch at or above the
+    floor of every CUDA major the tables know (minor-version compatibility: 11.x runs on 450+, 12.x on 525+, 13.x on
+    580+; https://docs.nvidia.com/deploy/cuda-compatibility/): no runtime finds that driver too old, so the runtime
+    did not reach it (a container without the GPU passed through, the toolkit's stub libcuda): no driver to upgrade.
+    (A lower branch may be new enough for the runtime that ran, but which runtime ran is not in nvidia-smi's "CUDA
+    Version", the driver's own; the rule reads none.)"""
+    if "driver-too-old" not in s.scores or 35 not in _named_codes(s.facts):
+        return
+    m = _DRIVER_BRANCH.search(s.body)
+    floors = [runtime_min_driver_branch(major) for major in range(9, 20)]
+    if m and int(m.group(1)) >= max(f for f in floors if f is not None):
+        del s.scores["driver-too-old"]
+        s.settled = True
+
+
 def _named_codes(facts: Facts) -> set[int]:
     return {c["code"] for c in facts.get("cuda_errors", [])}
 
@@ -424,6 +446,27 @@ def _plain_cute_atom(s: _Scoring) -> None:
     if ccs and min(ccs) >= atom:
         _score_value, lines = s.scores.pop("capability-guard")
         _decide(s, "ptx-jit-lower-arch", lines, s.matches["capability-guard"].sources, 3.0)
+
+
+_TORCH_RANGE = re.compile(
+    # (lines between: a log excerpt repeats a line beside the one after it, logread's kept pairs)
+    r"cuda capability (\d+)\.(\d+)\.?[^()]{0,300}?Minimum and Maximum cuda capability supported by this version of "
+    r"PyTorch is[^()]{0,200}?\((\d+)\.(\d+)\)\s*-\s*\((\d+)\.(\d+)\)"
+)
+
+
+def _torch_capability_range(s: _Scoring) -> None:
+    """torch's range warning compares the GPU with its lowest and highest compiled arch only; a GPU above the highest
+    but of its major runs that arch's cubins (SASS runs on a higher minor of its major, Programming Guide §1.3.4), so
+    the warning is torch's own check being too strict (capability-guard: sm_120 code on a GB10, 12.1); a GPU below the
+    lowest, or of a newer major, has no code (no-kernel-image, the pattern's category)."""
+    m = _TORCH_RANGE.search(s.body)
+    if not m or "no-kernel-image" not in s.scores:
+        return
+    gpu, high = (int(m.group(1)), int(m.group(2))), (int(m.group(5)), int(m.group(6)))
+    if gpu[0] == high[0] and gpu > high:
+        _score, lines = s.scores.pop("no-kernel-image")
+        _decide(s, "capability-guard", lines, [TORCH_CUDA], 3.0)
 
 
 def _guard_naming_an_arch(s: _Scoring) -> None:
@@ -869,11 +912,13 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _ggml_stub_of_the_gpus_own_arch,
     _xformers_capability_beside_other_reasons,
     _stub_library_is_no_old_driver,
+    _insufficient_with_a_new_driver,
     _cuda_build_whose_cuinit_failed,
     _toolkit_newer_than_driver,
     _rocm_build_beside_an_nvidia_gpu,
     _hopper_only_guards,
     _plain_cute_atom,
+    _torch_capability_range,
     _guard_naming_an_arch,
     _arch_feature_beside_gpu,
     _af_build_refusal,

@@ -242,13 +242,17 @@ _TOOL = r"(?:nvcc|ptxas|nvrtc|nvlink|fatbinary|LLVM|clang|NVPTX|cuda[ -]?toolkit
 
 # The host's shared memory, not the GPU's: /dev/shm of DataLoader workers ("This might be caused by insufficient shared
 # memory (shm)", torch/utils/data/_utils/signal_handling.py) and of containers (--shm-size, --ipc=host).
-_HOST_SHM = r"DataLoader|/dev/shm|\bshm\b|shm[_-]size|\bbus error|--ipc|multiprocessing"
+_HOST_SHM = r"DataLoader|/dev/shm|\bshm\b|shm[_-]size|\bbus error|--ipc|multiprocessing|num_workers|\bdocker\b"
 _ENV_VARS = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars"
 # What a program numbers GPUs by, and the words for a numbering.
 _INDEXED = r"device|GPU|card|CUDA|cuda device"
 _NUMBERING = r"(?:ids?|order(?:ing)?|index(?:es)?|indices|numbering|numbers|ordinals?|enumeration)"
 # One GPU by its index: "GPU 1", "gpu1", "GPU #0", "cuda:1", "device 0".
 _ONE_GPU = r"(?:GPU|gpu|device|Device|card|cuda:?|ID)\s?#?\d\b"
+# A GPU by its product name: "RTX 2080 Ti", "GTX 1080", "Tesla V100", "Quadro P4000", "TITAN X", "A100".
+_GPU_NAME = (
+    r"(?:(?:GeForce\s+)?(?:RTX|GTX|GT)\s?\d{3,4}|Tesla\s+\w+|Quadro\s+\w+|TITAN\s?\w*|[AHBLV]\d{2,3}\b|T4\b|L4\b)"
+)
 
 FORMS: tuple[Form, ...] = (
     # -- capability-guard: a library's own check of the GPU (PG_CC's features by capability) --------------------
@@ -263,11 +267,24 @@ FORMS: tuple[Form, ...] = (
         any_of=("requir", "need", "minimum", "at least", "expect"),
     ),
     _f(
+        "a library's check in a traceback",
+        "capability-guard",
+        # "self._check_scheme_supported(scheme.get_min_capability())", "_check_if_gpu_supports_dtype(dtype)"
+        r"\b_?(?:check|verify|ensure|assert|validate)_\w*?(?:capabilit\w*|supported|supports?_\w+|compute_cap\w*|"
+        r"gpu_arch\w*|sm_?version\w*|device_support\w*)\s*\(",
+        2.0,
+        *_GUARDS,
+        alone=False,
+        any_of=("check", "verify", "ensure", "assert", "validate"),
+    ),
+    _f(
         "a capability below what is required",
         "capability-guard",
         # miners' and tools' own checks: "compute cap. 2.1 (at least 3.0 required)", "Only CUDA devices with SM 5.0 and
         # higher are supported"
         rf"{_HW}[^\n]{{0,20}}?\(?\s*(?:at least|minimum|min\.?)\s+\d+(?:\.\d+)?\s+(?:is\s+)?required\b"
+        # "Only SM30 and above are supported at this time, got 120.0"
+        rf"|\bonly\s+{_HW}(?:\s*\d+(?:\.\d+)?)?\s+(?:and|or)\s+(?:above|higher|newer|later|up)\s+(?:are|is)\s+supported\b"
         rf"|\bonly\s+(?:\w+\s+){{0,2}}?(?:GPUs?|devices?|cards?)\s+with\s+(?:a\s+)?{_HW}(?:\s*\d+(?:\.\d+)?)?"
         r"[^\n]{0,30}?\b(?:are|is)\s+supported\b",
         2.0,
@@ -418,8 +435,8 @@ FORMS: tuple[Form, ...] = (
         "driver-too-old",
         r"\bdrivers?\b[^\n]{0,40}?\b(?:too old|outdated|insufficient|not (?:new|recent) enough|older than|out of date|"
         r"(?:needs?|has) to be (?:updated|upgraded))\b"
-        r"|\b(?:requires?|needs?|minimum|at least)\b[^\n]{0,20}?\b(?:NVIDIA |GPU |CUDA )?driver(?: version)?\s*"
-        r"(?:>=|≥|of|:|version)?\s*\d{3}"
+        r"|\b(?:requires?|required|needs?|minimum|at least)\b[^\n]{0,20}?\b(?:NVIDIA |Nvidia |GPU |CUDA )?driver"
+        r"(?: version)?\s*(?:>=|≥|of|:|version|is)?\s*\d{3}"
         r"|\bdriver(?: version)?\s*\d{3}(?:\.\d+)*\s*(?:or (?:newer|later|higher|above)|\+)"
         r"|\bdriver\b[^\n]{0,30}?\bis not compatible with\b"
         # "my driver is 470, the wheel needs CUDA 12"
@@ -676,12 +693,16 @@ FORMS: tuple[Form, ...] = (
         "two numberings of the GPUs disagree",
         "mixed-gpu",
         # "GPU ID appears to disagree with", "device ordering inconsistent between", "CUDA index mismatch"
-        rf"\b(?:{_INDEXED})[_ ]?{_NUMBERING}\b[^\n]{{0,60}}?\b(?:disagree\w*|mismatch\w*|"
-        r"inconsistent|(?:do(?:es)?|is|are)\s*(?:not|n'?t)\s+(?:match|matching|correspond|the same|consistent)|"
+        rf"\b(?:{_INDEXED})[_ ]?{_NUMBERING}\b[^\n]{{0,60}}?\b(?:disagree\w*|mismatch\w*|confus\w*|mix-?up|"
+        r"incon?sis?tent|(?:do(?:es)?|is|are)\s*(?:not|n'?t)\s+(?:match|matching|correspond|the same|consistent)|"
         r"(?:always\s+)?correspond\w*\s+(?:with|to)|differ\w*|swapped|swopped|reversed|opposite|wrong|incorrect\w*)\b"
         # "GPU0 and GPU1 HWINFO data swopped", "cuda:0 shown as GPU 1 and cuda:1 shown as GPU 0"
         rf"|\b{_ONE_GPU}\b[^\n]{{0,40}}?\b{_ONE_GPU}\b[^\n]{{0,80}}?\b(?:swapped|swopped|reversed|switched|mixed up)\b"
-        rf"|\b{_ONE_GPU}\s+(?:is\s+)?(?:shown|displayed|listed|labell?ed|reported|sown)\s+as\s+{_ONE_GPU}\b",
+        rf"|\b{_ONE_GPU}\s+(?:is\s+)?(?:shown|displayed|listed|labell?ed|reported|sown)\s+as\s+{_ONE_GPU}\b"
+        # "they seem to get opposite IDs", "does not use the correct CUDA ids"
+        r"|\b(?:opposite|swapped|reversed|wrong|incorrect|different)\s+(?:CUDA\s+|GPU\s+|device\s+)?"
+        r"(?:ids|IDs|indices|indexes|numbering|order)\b"
+        r"|\b(?:not|n'?t)\s+use\s+the\s+(?:correct|right|same)\s+(?:CUDA\s+|GPU\s+|device\s+)?(?:ids?|IDs?|indices)\b",
         2.0,
         _ENV_VARS,
         any_of=("gpu", "device", "cuda", "card"),
@@ -695,6 +716,9 @@ FORMS: tuple[Form, ...] = (
         r"(?:display|primary|secondary|first|second) (?:only )?)\s*(?:GPU|card|graphics card|device)\b"
         r"|\b(?:wrong|incorrect)\s+(?:GPU|card|device)\s+(?:is\s+|was\s+|gets\s+)?"
         r"(?:used|selected|chosen|detected|picked)\b"
+        # "I choose RTX 2080 Ti, but the program use my GTX 1080 Ti"
+        rf"|\b(?:choose|chose|chosen|select\w*|pick\w*|set)\s+(?:the\s+|my\s+)?{_GPU_NAME}[^\n]{{0,40}}?\bbut\b"
+        rf"[^\n]{{0,40}}?\b(?:uses?|used|using|runs? on|picks?)\s+(?:the\s+|my\s+)?{_GPU_NAME}"
         # "the GTX 1080 ti will be selected instead of the stronger RTX 2080"
         r"|\b(?:selected|used|chosen|picked)\s+instead\s+of\s+(?:the\s+|my\s+)?(?:stronger|faster|better|"
         r"more powerful|other|bigger|newer)\b"
@@ -709,7 +733,7 @@ FORMS: tuple[Form, ...] = (
         _ENV_VARS,
         # no GPU at all is no wrong GPU
         veto=r"\bno (?:CUDA-capable )?(?:GPU|device)s? (?:found|detected|available)\b",
-        any_of=("gpu", "card", "device", "instead"),
+        any_of=("gpu", "card", "device", "instead", "rtx", "gtx", "tesla", "quadro", "titan"),
     ),
 )
 
