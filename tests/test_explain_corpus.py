@@ -86,8 +86,12 @@ def test_held_out_batch_is_held_out_whatever_its_url_hashes_to() -> None:
 # (each scored before it was tuned on) and a fourth blind batch (`issue-18-session7-blind`, 93 records, committed
 # before any look at its scores and read once at the end): on the 613 held-out records the classifier the session
 # began with scores 495/613 (80.8%), the session's 518/613 (84.5%; the blind batch 59 -> 65/93, the older 520
-# 436 -> 453); development 882/958 (92.1%; 797/958 before). Floors: the measured figures, rounded down.
-@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.91), (HELD_OUT, 0.82)])
+# 436 -> 453); development 882/958 (92.1%; 797/958 before). Session 8 added a fifth blind batch
+# (`issue-18-session8-blind`, 100 records, committed before any change and read as counts only) and four development
+# batches (299 records, each scored when committed): on the 713 held-out records the classifier the session began with
+# scores 589/713 (82.6%), the session's 600/713 (84.2%; the blind batch 71 -> 73/100); development 1087 -> 1153/1257
+# (91.7%). Floors: the measured figures, rounded down.
+@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.91), (HELD_OUT, 0.84)])
 def test_accuracy(part: str, floor: float) -> None:
     result = score(parts(RECORDS)[part])
     print(f"\nexplain corpus, {part}: {result}")
