@@ -269,3 +269,24 @@ def test_an_id_chosen_in_one_numbering_lands_on_another_card() -> None:
 )
 def test_round_three(text: str, category: str) -> None:
     assert top(text) == category
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("Works on the RTX 3090 but crashes on the GTX 1080 in the same box", "mixed-gpu"),
+        ("After adding a second card (Tesla P40) next to my 3090, llama.cpp crashes", "mixed-gpu"),
+        ("heterogeneous GPUs: one K80 and one V100, the program only works if I hide the K80", "mixed-gpu"),
+        ("TensorRT engine created on T4 does not load on A10G", "mixed-gpu"),
+        ("torch.compile cache from the 3090 box is reused on the 4090 and crashes", "mixed-gpu"),
+        ("The docker image was built on a machine with an A100 and fails on our T4 servers: no kernel image",
+         "mixed-gpu"),
+        ("Error: your GPU (GTX 1060) is not supported, Volta or newer required", "capability-guard"),
+        # an a target's own SM name is no GPU; the GPU named in prose is
+        ("The FlashMLA kernels (sm_90a) do not work on the 4090", "arch-specific-mismatch"),
+        # one GPU, no second: no mixed host
+        ("I'm adding a second card next month, which power supply do I need?", "unknown"),
+    ],
+)
+def test_users_words_for_hosts_and_checks(text: str, category: str) -> None:
+    assert top(text) == category

@@ -49,8 +49,15 @@ from cudafit.explain.catalogue import (
 )
 from cudafit.explain.evidence import Evidence, Facts
 from cudafit.explain.extract import CUDA_ERRORS, arch_number, clean, extract_facts
-from cudafit.explain.forms import BEST_PRACTICES, CUDA_FAILURE, FAILURE, UNRELATED_WORDS, iter_forms
-from cudafit.model import ComputeCapability, JsonDict, parse_sm_arch
+from cudafit.explain.forms import (
+    BEST_PRACTICES,
+    BUILT_ON_A_GPU_RUN_ON_ANOTHER,
+    CUDA_FAILURE,
+    FAILURE,
+    UNRELATED_WORDS,
+    iter_forms,
+)
+from cudafit.model import ComputeCapability, JsonDict, parse_compute_capability, parse_sm_arch
 from cudafit.rules.tables import runtime_min_driver_branch
 
 __all__ = ["HOPPER_ONLY", "Finding", "classify"]
@@ -624,6 +631,7 @@ _ELSEWHERE = (
     rf"(?:(?:another|a different|different|other|second|remote|target|old)\s+(?:\w+\s+)?{_MACHINE}"
     r"|(?:another|a different|different|other|second)\s+(?:\w+\s+)?(?:gpu|card)s?)"
 )
+_BUILT_ON_A_GPU = re.compile(BUILT_ON_A_GPU_RUN_ON_ANOTHER, re.I)
 BUILT_ON_ONE_RUN_ON_ANOTHER = re.compile(
     rf"\b(?:built|compiled|build|compile|compiling|compilation|building)\b[^.\n]{{0,80}}?"
     rf"(?:\b(?:on|in)\s+(?:(?:a|an|the|this|that|my|our|one)\s+)?(?:\w+\s+)?{_MACHINE}\b|\blocally\b|\blocal\s+gpu\b)"
@@ -644,7 +652,7 @@ def _built_for_another_gpu(s: _Scoring) -> None:
         return
     if s.scores.get("mixed-gpu", (0.0, []))[0] >= s.scores["no-kernel-image"][0]:
         return  # already the mixed host (_mixed_host)
-    if not BUILT_ON_ONE_RUN_ON_ANOTHER.search(s.body):
+    if not BUILT_ON_ONE_RUN_ON_ANOTHER.search(s.body) and not _BUILT_ON_A_GPU.search(s.body):
         return
     # The GPUs named stay mentioned only: one may be the build machine's, which has the code (not the one that failed).
     score, lines = s.scores["no-kernel-image"]
@@ -825,7 +833,15 @@ def _af_target_beside_failure(s: _Scoring) -> float:
         # a/f targets of two families ("sm100f cubins for sm120a builds"): no GPU runs code of both, so beside a
         # failure one family's code met the other's GPU (the SM names are the targets, not GPUs to check them on)
         return 2.25
-    ccs = [g.compute_capability for g in _gpus_named(s)]
+    # the targets' own SM names ("sm_90a") are no GPU; GPUs named in prose ("the 4090") are
+    target_names = {re.sub(r"[^a-z0-9]", "", str(t).lower()) for t in targets}
+    named = [g for g in _gpus_named(s) if re.sub(r"[^a-z0-9]", "", g.text.lower()) not in target_names]
+    ccs = [g.compute_capability for g in named]
+    for g in s.facts.get("mentioned_gpus", []):
+        try:
+            ccs.append(parse_compute_capability(g["compute_capability"]))
+        except ValueError:
+            continue
     if not ccs:
         return 2.25
     if any(not any(target_covers(t, cc) for t in targets) for cc in ccs):

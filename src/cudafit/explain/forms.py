@@ -29,6 +29,7 @@ from cudafit.explain.arch_features import line_at
 
 __all__ = [
     "BEST_PRACTICES",
+    "BUILT_ON_A_GPU_RUN_ON_ANOTHER",
     "CUDA_FAILURE",
     "FAILURE",
     "FORMS",
@@ -144,7 +145,8 @@ _REFUSE = rf"(?:{_REFUSED}|only supported|only available)"
 # A report of a failure, in a program's words or a user's.
 FAILURE = re.compile(
     r"\b(?:error|errors|\w+Error|\w+Exception|\w*Warning|fail(?:s|ed|ure|ing)?|crash(?:es|ed|ing)?|exception|abort(?:s|ed)?|assert(?:ion)?|"
-    r"does(?: not|n'?t) work|not working|won'?t (?:run|work|start|load)|cannot (?:run|load|launch)|"
+    r"do(?:es)?(?: not|n'?t) work|not working|only works? (?:if|when)|won'?t (?:run|work|start|load)|"
+    r"cannot (?:run|load|launch)|"
     r"can'?t (?:run|load|launch|use)|unable to (?:run|load|launch|use)|cannot use|broken|breaks?|broke|garbage|hangs?|"
     r"unavailable)\b"
     r"|\[bug\]",
@@ -251,7 +253,19 @@ _NUMBERING = r"(?:ids?|order(?:ing)?|index(?:es)?|indices|numbering|numbers|ordi
 _ONE_GPU = r"(?:GPU|gpu|device|Device|card|cuda:?|ID)\s?#?\d\b"
 # A GPU by its product name: "RTX 2080 Ti", "GTX 1080", "Tesla V100", "Quadro P4000", "TITAN X", "A100".
 _GPU_NAME = (
-    r"(?:(?:GeForce\s+)?(?:RTX|GTX|GT)\s?\d{3,4}|Tesla\s+\w+|Quadro\s+\w+|TITAN\s?\w*|[AHBLV]\d{2,3}\b|T4\b|L4\b)"
+    r"(?:(?:GeForce\s+)?(?:RTX|GTX|GT)\s?\d{3,4}|Tesla\s+\w+|Quadro\s+\w+|TITAN\s?\w*|Jetson\s+\w+|"
+    r"\b[AHBLVPK]\d{1,3}[A-Z]?\b|T4\b|(?<![\w.])\d{4}\s?(?:Ti|Super|SUPER)?\b(?=[^\n]{0,3}(?:\s|$|,|\)|\.)))"
+)
+
+# An artefact made on one GPU, by name, and run on another: "engine created on T4 does not load on A10G", "built on a
+# machine with an A100 and fails on our T4 servers", "cache from the 3090 box is reused on the 4090".
+BUILT_ON_A_GPU_RUN_ON_ANOTHER = (
+    rf"\b(?:built|compiled|created|generated|serialized|exported|made|tuned|trained|converted)\s+(?:it\s+|the\s+\w+\s+)?"
+    rf"on\s+(?:a\s+|an\s+|my\s+|the\s+|our\s+)?(?:[\w-]+\s+){{0,3}}?\(?{_GPU_NAME}[^\n]{{0,80}}?"
+    rf"\b(?:on|to|onto|in)\s+(?:a\s+|an\s+|the\s+|our\s+|my\s+)?(?:[\w-]+\s+){{0,2}}?{_GPU_NAME}"
+    rf"|\b(?:engine|plan|cache|image|container|build|binary|wheel|extension|kernels?|artifact|artefact)\s+"
+    rf"(?:from|of)\s+(?:the\s+|my\s+|a\s+|an\s+)?{_GPU_NAME}[^\n]{{0,60}}?\b(?:on|to)\s+(?:the\s+|a\s+|an\s+|our\s+)?"
+    rf"{_GPU_NAME}"
 )
 
 FORMS: tuple[Form, ...] = (
@@ -276,6 +290,17 @@ FORMS: tuple[Form, ...] = (
         *_GUARDS,
         alone=False,
         any_of=("check", "verify", "ensure", "assert", "validate"),
+    ),
+    _f(
+        "this GPU is not supported",
+        "capability-guard",
+        # "your GPU (GTX 1060) is not supported, Volta or newer required"
+        r"\b(?:your|this|the|my)\s+(?:GPU|card|device|graphics card)\b[^\n]{0,30}?\b(?:is|are)\s+(?:not|no longer)\s+"
+        r"supported\b"
+        rf"|\b{_GEN}\s+(?:or|and)\s+(?:newer|later|above|higher)\s+(?:(?:GPUs?|cards?|is|are)\s+)*required\b",
+        2.0,
+        *_GUARDS,
+        any_of=("supported", "required"),
     ),
     _f(
         "a capability below what is required",
@@ -532,6 +557,45 @@ FORMS: tuple[Form, ...] = (
         *_MIXED,
         alone=False,
         any_of=("mix", " of "),
+    ),
+    _f(
+        "works on one GPU, fails on another",
+        "mixed-gpu",
+        # "Works on the RTX 3090 but crashes on the GTX 1080", "fails on GPU 1 (V100) but works on GPU 0"
+        rf"\bworks?\b[^\n]{{0,30}}?\bon\s+(?:the\s+|my\s+|a\s+|an\s+)?{_GPU_NAME}[^\n]{{0,40}}?\b(?:but|yet|while|however)\b"
+        rf"[^\n]{{0,40}}?\b(?:fails?|crash\w*|errors?|not|doesn'?t|breaks?)\b[^\n]{{0,30}}?\bon\s+(?:the\s+|my\s+|a\s+|"
+        rf"an\s+)?{_GPU_NAME}"
+        rf"|\b(?:fails?|crash\w*|errors?)\b[^\n]{{0,30}}?\bon\s+(?:the\s+|my\s+|a\s+|an\s+)?{_GPU_NAME}[^\n]{{0,40}}?"
+        rf"\b(?:but|yet|while|whereas)\b[^\n]{{0,30}}?\bworks?\b[^\n]{{0,30}}?\bon\s+(?:the\s+|my\s+|a\s+|an\s+)?{_GPU_NAME}",
+        2.0,
+        *_MIXED,
+        any_of=("work",),
+    ),
+    _f(
+        "a second, different card",
+        "mixed-gpu",
+        # "After adding a second card (Tesla P40) next to my 3090", "only works if I hide the K80", "heterogeneous GPUs"
+        r"\b(?:add(?:ing|ed)?|install(?:ing|ed)?|put(?:ting)?|plug(?:ging|ged)?)\s+(?:in\s+)?(?:a\s+)?(?:second|another|2nd)\s+"
+        r"(?:GPU|card|graphics card)\b"
+        rf"|\b(?:only\s+works?|works?\s+only)\b[^\n]{{0,20}}?\bif\s+I\s+(?:hide|disable|remove|unplug)\s+(?:the\s+)?"
+        rf"(?:\w+\s+)?(?:GPU|card|{_GPU_NAME})"
+        r"|\bheterogene\w+\s+(?:GPUs|cards|nodes?|cluster|setup|system|machine|host)\b",
+        2.0,
+        *_MIXED,
+        alone=False,
+        any_of=("second", "another", "2nd", "hide", "disable", "remove", "unplug", "heterogene"),
+    ),
+    _f(
+        "built on one GPU, run on another",
+        "mixed-gpu",
+        # "engine created on T4 does not load on A10G", "image was built on a machine with an A100 and fails on our T4",
+        # "compiled the engine on my laptop (RTX 3060) and copied it to the Jetson Orin", "cache from the 3090 box is
+        # reused on the 4090"
+        BUILT_ON_A_GPU_RUN_ON_ANOTHER,
+        2.0,
+        *_MIXED,
+        any_of=("built", "compiled", "created", "generated", "serialized", "exported", "made", "tuned", "trained",
+                "converted", " from ", " of "),
     ),
     _f(
         "made on another GPU",
