@@ -112,6 +112,9 @@ TORCH_INDEXING = "pytorch/pytorch:aten/src/ATen/native/TensorAdvancedIndexing.cp
 TORCH_PRIMS = "pytorch/pytorch:torch/_prims_common/__init__.py"
 TORCH_GENERATOR = "pytorch/pytorch:aten/src/ATen/core/Generator.h"
 TRITON_ERRORS = "triton-lang/triton:python/triton/runtime/errors.py"
+# Triton's kernel cache: its key carries the GPU's arch since triton#1593; a cubin from another GPU's cache is the
+# mixed-gpu reading of Triton's "device kernel image is invalid" (classify._triton_cubin_of_another_gpu).
+TRITON_CACHE = "triton-lang/triton:python/triton/runtime/cache.py"
 BNB_SETUP = "bitsandbytes-foundation/bitsandbytes:bitsandbytes/cuda_setup/main.py"
 TORCH_MEA_DISPATCH = "pytorch/pytorch:aten/src/ATen/native/transformers/cuda/attention.cu"
 KOKKOS_CUDA = "kokkos/kokkos:core/src/Cuda/Kokkos_Cuda_Instance.cpp"
@@ -648,7 +651,8 @@ CATEGORIES: tuple[Category, ...] = (
             # "... is only supported on SM100, SM103 in trtllm backend" (plain SMs; FlashMLA's "SM90a" is an a target)
             _p(r"\bonly supported on SM_?\s?\d{2,3}(?![\dAaFf])", 3, FLASHINFER_GEMM),
             _p(r"\btype fp8\w* not supported in this architecture", 3, TRITON_CORE),
-            _p(r"\bArch unsupported for CUTLASS\b", 3, TRTLLM_CUTLASS),
+            # (every runner the same way: "Arch unsupported for CUTLASS ...", "Arch unsupported for MoE GEMM")
+            _p(r"\bArch unsupported for \w+", 3, TRTLLM_CUTLASS),
             _p(
                 r"No variants in groups [^\n]{0,200}? support SM\d+|variant\(s\) not supported on SM\d+",
                 3,
@@ -1368,8 +1372,6 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
         # below the atom the library dispatched a kernel the GPU cannot run; classify's _plain_cute_atom reads which.
         # (TMA, STSM and the modifiable TMA are a/f-only, the arch-specific patterns above)
         _p(PLAIN_CUTE_ATOM, 3, CUTE_CONFIG),
-        # TensorRT-LLM's CUTLASS runners (and the MoE GEMM ONNX Runtime took from it) throw for an SM they lack.
-        _p(r"\bArch unsupported for (?!CUTLASS\b)\w+", 3, TRTLLM_CUTLASS),
         # CUTLASS's examples check the device first: "requires a device of compute capability 89", "requires a GPU
         # of NVIDIA's Ampere Architecture or later (compute capability 80 or greater)"
         _p(

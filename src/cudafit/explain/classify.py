@@ -41,6 +41,7 @@ from cudafit.explain.catalogue import (
     PLAIN_CUTE_ATOM,
     TORCH_CUDA,
     TORCH_SER,
+    TRITON_CACHE,
     UNKNOWN,
     VLLM_CUTLASS_CHECK,
     XFORMERS,
@@ -58,7 +59,7 @@ from cudafit.explain.forms import (
     iter_forms,
 )
 from cudafit.model import ComputeCapability, JsonDict, parse_compute_capability, parse_sm_arch
-from cudafit.rules.tables import runtime_min_driver_branch
+from cudafit.rules.tables import load_tables
 
 __all__ = ["HOPPER_ONLY", "Finding", "classify"]
 
@@ -362,10 +363,6 @@ def _toolkit_newer_than_driver(s: _Scoring) -> None:
         _decide(s, "driver-too-old", [line_at(s.body, m.start(), m.end())], [_WARP_CONTEXT], 3.0)
 
 
-# A driver's branch as reports write it: nvidia-smi's "Driver Version: 580.65", "Nvidia Driver: v580.82".
-_DRIVER_BRANCH = re.compile(r"\bdriver(?: version)?\s*[:=]?\s*v?([3-9]\d\d)\.\d+", re.I)
-
-
 def _insufficient_with_a_new_driver(s: _Scoring) -> None:
     """"CUDA driver version is insufficient for CUDA runtime version" (error 35) beside a driver branch at or above the
     floor of every CUDA major the tables know (minor-version compatibility: 11.x runs on 450+, 12.x on 525+, 13.x on
@@ -375,9 +372,8 @@ def _insufficient_with_a_new_driver(s: _Scoring) -> None:
     Version", the driver's own; the rule reads none.)"""
     if "driver-too-old" not in s.scores or 35 not in _named_codes(s.facts):
         return
-    m = _DRIVER_BRANCH.search(s.body)
-    floors = [runtime_min_driver_branch(major) for major in range(9, 20)]
-    if m and int(m.group(1)) >= max(f for f in floors if f is not None):
+    branch = _driver_branch(s)
+    if branch is not None and branch >= max(int(f["min_driver"]) for f in load_tables().minor_version_floors):
         del s.scores["driver-too-old"]
         s.settled = True
 
@@ -436,6 +432,13 @@ def _move(s: _Scoring, src: str, dst: str) -> None:
 HOPPER_ONLY = r"FlashAttention(?:-3)? only supports Hopper GPUs|\barch_major\s*==\s*9\b"
 
 
+def _reclassify(s: _Scoring, src: str, dst: str, sources: Sequence[str]) -> None:
+    """A rule read the emitter's message as ``dst``'s, not ``src``'s (the category its pattern names): ``src``'s lines
+    go to ``dst``, which ranks first (:func:`_decide`) and cites ``sources`` (what the rule rests on)."""
+    _score, lines = s.scores.pop(src)
+    _decide(s, dst, lines, sources, 3.0)
+
+
 _PLAIN_CUTE_ATOM = re.compile(PLAIN_CUTE_ATOM)
 
 
@@ -451,8 +454,7 @@ def _plain_cute_atom(s: _Scoring) -> None:
     atom = ComputeCapability.from_arch_number(int(m.group(1)))
     ccs = [g.compute_capability for g in _gpus_named(s)]
     if ccs and min(ccs) >= atom:
-        _score_value, lines = s.scores.pop("capability-guard")
-        _decide(s, "ptx-jit-lower-arch", lines, s.matches["capability-guard"].sources, 3.0)
+        _reclassify(s, "capability-guard", "ptx-jit-lower-arch", s.matches["capability-guard"].sources)
 
 
 _TORCH_RANGE = re.compile(
@@ -472,8 +474,7 @@ def _torch_capability_range(s: _Scoring) -> None:
         return
     gpu, high = (int(m.group(1)), int(m.group(2))), (int(m.group(5)), int(m.group(6)))
     if gpu[0] == high[0] and gpu > high:
-        _score, lines = s.scores.pop("no-kernel-image")
-        _decide(s, "capability-guard", lines, [TORCH_CUDA], 3.0)
+        _reclassify(s, "no-kernel-image", "capability-guard", [TORCH_CUDA])
 
 
 def _guard_naming_an_arch(s: _Scoring) -> None:
@@ -714,7 +715,15 @@ INVALID_IMAGE = r"device kernel image is invalid|cudaErrorInvalidKernelImage|CUD
 # The driver's version as reports write it: "Driver Version: 535.104", issue templates' "**NVIDIA Driver Version**:
 # 516.94", and a label before the number ("Driver Version: device A: 536.23", "host 1: 525.60"), the first one
 # counting.
-_DRIVER_VERSION = re.compile(r"\bDriver(?: Version)?[*_`\s]*[:=]?[^\n]{0,24}?\b(\d{3})\.\d+", re.I)
+_DRIVER_VERSION = re.compile(r"\bDriver(?: Version)?[*_`\s]*[:=]?[^\n]{0,24}?(?<![\w.])v?(\d{3})\.\d+", re.I)
+
+
+def _driver_branch(s: _Scoring) -> int | None:
+    """The driver's branch (535 of 535.104.05): nvidia-smi's "Driver Version:" fact, else the first driver version the
+    text writes ("Nvidia Driver: v550.78", "**NVIDIA Driver Version**: 516.94")."""
+    version = s.facts.get("driver_version")
+    m = re.match(r"(\d{3})\.", version) if version else _DRIVER_VERSION.search(s.body)
+    return int(m.group(1)) if m else None
 # Compressed fatbins need driver 550.54.14+ for CUDA 12 builds and 580+ for CUDA 13 (rapids-cmake's fatbin compression
 # levels, https://docs.rapids.ai/api/rapids-cmake/stable/command/rapids_cuda_enable_fatbin_compression; ollama raised
 # its minimum driver to 550 for its compressed CUDA libraries, ollama/ollama#12258).
@@ -724,7 +733,6 @@ COMPRESSED_FATBIN_MIN_DRIVER = 550
 # Triton's launcher reports the driver's error when it loads a cubin: "Triton Error [CUDA]: device kernel image is
 # invalid" (third_party/nvidia/backend/driver.c).
 _TRITON_INVALID_IMAGE = re.compile(r"Triton Error \[CUDA\]: device kernel image is invalid", re.I)
-_TRITON_CACHE = "triton-lang/triton:python/triton/runtime/cache.py"
 
 
 def _triton_cubin_of_another_gpu(s: _Scoring) -> None:
@@ -736,8 +744,7 @@ def _triton_cubin_of_another_gpu(s: _Scoring) -> None:
         return
     if "driver-too-old" in s.scores or "ptx-too-new-for-driver" in s.scores:
         return
-    _score, lines = s.scores.pop("no-kernel-image")
-    _decide(s, "mixed-gpu", lines, [_TRITON_CACHE], 3.0)
+    _reclassify(s, "no-kernel-image", "mixed-gpu", [TRITON_CACHE])
 
 
 def _image_the_driver_cannot_load(s: _Scoring) -> None:
@@ -746,9 +753,8 @@ def _image_the_driver_cannot_load(s: _Scoring) -> None:
         return
     if not re.search(INVALID_IMAGE, s.body):
         return
-    version = s.facts.get("driver_version")
-    m = re.match(r"(\d{3})\.", version) if version else _DRIVER_VERSION.search(s.body)
-    if m and int(m.group(1)) < COMPRESSED_FATBIN_MIN_DRIVER:
+    branch = _driver_branch(s)
+    if branch is not None and branch < COMPRESSED_FATBIN_MIN_DRIVER:
         _move(s, "no-kernel-image", "driver-too-old")
 
 

@@ -46,6 +46,8 @@ PG_SMEM = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#shar
 PG_CC = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#compute-capabilities"
 NVCC_ARCH = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#gpu-feature-list"
 COMPAT_DOC = "https://docs.nvidia.com/deploy/cuda-compatibility/index.html"
+# CUDA_DEVICE_ORDER and CUDA_CACHE_MAXSIZE: the environment variables section.
+_ENV_VARS = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars"
 BEST_PRACTICES = (
     "https://docs.nvidia.com/cuda/cuda-c-best-practices-guide/index.html#building-for-maximum-compatibility"
 )
@@ -217,7 +219,7 @@ _JIT = (
     "microsoft/onnxruntime:onnxruntime/core/providers/cuda/cuda_execution_provider.cc",
     "tensorflow/tensorflow:tensorflow/core/common_runtime/gpu/gpu_device.cc",
     PG_JIT,
-    "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars",
+    _ENV_VARS,
 )
 _MIXED = (
     "https://docs.nvidia.com/deeplearning/tensorrt/developer-guide/index.html#advanced",
@@ -245,7 +247,6 @@ _TOOL = r"(?:nvcc|ptxas|nvrtc|nvlink|fatbinary|LLVM|clang|NVPTX|cuda[ -]?toolkit
 # The host's shared memory, not the GPU's: /dev/shm of DataLoader workers ("This might be caused by insufficient shared
 # memory (shm)", torch/utils/data/_utils/signal_handling.py) and of containers (--shm-size, --ipc=host).
 _HOST_SHM = r"DataLoader|/dev/shm|\bshm\b|shm[_-]size|\bbus error|--ipc|multiprocessing|num_workers|\bdocker\b"
-_ENV_VARS = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars"
 # What a program numbers GPUs by, and the words for a numbering.
 _INDEXED = r"device|GPU|card|CUDA|cuda device"
 _NUMBERING = r"(?:ids?|order(?:ing)?|index(?:es)?|indices|numbering|numbers|ordinals?|enumeration)"

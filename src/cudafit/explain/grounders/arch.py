@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from cudafit.explain.catalogue import FA3_BUILD, category
+from cudafit.explain.catalogue import FA3_BUILD, TRITON_CACHE, category
 from cudafit.explain.classify import HOPPER_ONLY, Finding
 from cudafit.explain.extract import arch_number
 from cudafit.explain.grounders.base import (
@@ -142,7 +142,7 @@ def ground_mixed_gpu(g: Ground) -> Grounded:
         return out
     if _NUMBERING_FORMS & set(g.ev.get("forms", [])):
         return _numbering(out, g)
-    if "triton-lang/triton:python/triton/runtime/cache.py" in g.ev.get("sources", []):
+    if TRITON_CACHE in g.ev.get("sources", []):
         out.cause = (
             "Triton compiles each kernel for the GPU it runs on, so a cubin this GPU cannot load came from Triton's "
             "cache, compiled on a GPU of another compute capability (the cache key had no arch before Triton 2.1, "
