@@ -341,8 +341,9 @@ _CPU_MACHINE = re.compile(
 
 def _cuda_build_on_a_machine_without_gpu(s: _Scoring) -> None:
     """"CUDA driver version is insufficient for CUDA runtime version" (error 35) where the report says the machine has
-    no GPU: with no driver loaded the runtime reports the driver as insufficient, and the cause is the CUDA build
-    installed on a CPU machine (the CPU build is the fix), not a driver to upgrade."""
+    no GPU: with no driver loaded the runtime reports the driver as insufficient (cudaErrorInsufficientDriver, CUDA
+    Runtime API, error types), and the cause is the CUDA build installed on a CPU machine (the CPU build is the fix),
+    not a driver to upgrade."""
     if "driver-too-old" in s.scores and _CPU_MACHINE.search(s.body) and not _gpus_named(s):
         _move(s, "driver-too-old", "wrong-framework-build")
 
@@ -354,6 +355,9 @@ _WARP_CONTEXT = "NVIDIA/warp:warp/_src/context.py"
 
 
 def _toolkit_newer_than_driver(s: _Scoring) -> None:
+    """A toolkit newer than the CUDA its driver supports: code it compiles to PTX needs a driver of that CUDA or newer
+    to JIT-compile it (https://docs.nvidia.com/deploy/cuda-compatibility/: minor-version compatibility does not cover PTX
+    made by a newer toolkit), so the driver is too old for the modules Warp builds."""
     m = _WARP_VERSIONS.search(s.body)
     if not m or s.settled:
         return
