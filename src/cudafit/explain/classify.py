@@ -356,8 +356,8 @@ _WARP_CONTEXT = "NVIDIA/warp:warp/_src/context.py"
 
 def _toolkit_newer_than_driver(s: _Scoring) -> None:
     """A toolkit newer than the CUDA its driver supports: code it compiles to PTX needs a driver of that CUDA or newer
-    to JIT-compile it (https://docs.nvidia.com/deploy/cuda-compatibility/: minor-version compatibility does not cover PTX
-    made by a newer toolkit), so the driver is too old for the modules Warp builds."""
+    to JIT-compile it (https://docs.nvidia.com/deploy/cuda-compatibility/: minor-version compatibility does not cover
+    PTX made by a newer toolkit), so the driver is too old for the modules Warp builds."""
     m = _WARP_VERSIONS.search(s.body)
     if not m or s.settled:
         return
