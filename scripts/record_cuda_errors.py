@@ -153,6 +153,15 @@ DECISIONS: dict[str, Decision] = {
         "does not decide; the catalogue counts it toward no-kernel-image only as weak evidence (bitsandbytes' "
         "ops.cu reports it on GPUs its build left out), the rest of the log decides",
     ),
+    "cudaErrorInvalidSymbol": Decision(
+        ("no-kernel-image",),
+        "context",
+        "doc: 'the symbol name/identifier passed to the API call is not a valid name or identifier': a "
+        "__device__ or __constant__ variable of the program is only valid in the module the runtime loaded for "
+        "this device, and with no image in the fatbin this device can load there is none, so cudaMemcpyToSymbol "
+        "of a variable that exists fails this way (threads resolved by the arch flags: gpuNUFFT#97, gpufs#3, "
+        "PWP3D#4, PowerInfer#108, CudaMiner#160); a wrong name fails the same, the rest of the log decides",
+    ),
     "cudaErrorInvalidConfiguration": Decision(
         ("shared-memory-limit",),
         "context",

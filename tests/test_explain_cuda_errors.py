@@ -119,7 +119,7 @@ def test_related_errors_per_category() -> None:
         "ptx-too-new-for-driver": [222],
     }
     context = sorted(r["code"] for r in DATA["runtime"] if r["certainty"] == "context")
-    assert context == [9, 98, 200, 218, 500]
+    assert context == [9, 13, 98, 200, 218, 500]
 
 
 def test_cuda_errors_covers_every_runtime_and_driver_name() -> None:

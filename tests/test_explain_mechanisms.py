@@ -290,3 +290,71 @@ def test_round_three(text: str, category: str) -> None:
 )
 def test_users_words_for_hosts_and_checks(text: str, category: str) -> None:
     assert top(text) == category
+
+
+# -- session 9: a symbol of a module never loaded, GPUs as reports spell them, a host the report calls mixed ----------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cudaMemcpyToSymbol(d_table, ...) failed: invalid device symbol",
+        "Cuda error 13 at kernels.cu:88 (invalid device symbol). Built on my workstation, fails on the cluster's nodes",
+        "error: cudaErrorInvalidSymbol while uploading the constants",
+    ],
+)
+def test_a_symbol_of_a_module_that_was_never_loaded(text: str) -> None:
+    """cudaErrorInvalidSymbol: a __constant__ variable lives in the module loaded for this device; without an image
+    for the device there is none (scripts/record_cuda_errors.py), weak evidence of missing code."""
+    (finding, *_rest) = classify(text)
+    assert finding.category == "no-kernel-image"
+    assert finding.score < 3.0  # a context error, never as sure as cudaErrorNoKernelImageForDevice
+
+
+def test_invalid_device_symbol_is_context_only() -> None:
+    (err,) = [e for e in iter_cuda_errors("invalid device symbol") if e.code == 13]
+    assert err.certainty == "context" and err.categories == ("no-kernel-image",)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Threadripper + RTX1080ti + RTX1660ti", [("RTX1080ti", "6.1"), ("RTX1660ti", "7.5")]),  # brand swapped, glued
+        ("works on the GTX 3090, not on the other box", [("GTX 3090", "8.6")]),
+        ("my rig: 2x5090 and a 3060", [("RTX 5090", "12.0"), ("RTX 3060", "8.6")]),
+        ("Dual 4090s on one board", [("RTX 4090", "8.9")]),
+        # someone else's card is not the host's
+        ("my GPU is a Tesla T4, while yours is an A100", [("Tesla T4", "7.5")]),
+        ("you used an H100; I have a Tesla V100", [("Tesla V100", "7.0")]),
+    ],
+)
+def test_gpus_as_reports_spell_them(text: str, expected: list[tuple[str, str]]) -> None:
+    from cudafit.explain.extract import iter_mentioned_gpus
+
+    assert list(iter_mentioned_gpus(text)) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Build fails on a system with multiple GPUs with different architectures: only sm70 and above is supported",
+        "Bug in the capability check with different GPUs installed\nValueError: Bfloat16 is only supported on GPUs "
+        "with compute capability of at least 8.0. Your GPU has compute capability 7.5.",
+        "We run a mixed GPU setup. RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
+    ],
+)
+def test_a_guard_on_a_host_the_report_calls_mixed(text: str) -> None:
+    assert top(text) == "mixed-gpu"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
+        "Two identical cards. ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "
+        "Your GPU has compute capability 7.5.",
+        "several GPUs with the same architecture. RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
+    ],
+)
+def test_a_guard_without_a_mixed_host_stays_a_guard(text: str) -> None:
+    assert top(text) == "capability-guard"

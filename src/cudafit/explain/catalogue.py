@@ -379,6 +379,9 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"Ignoring (?:visible )?gpu device .{0,160}The minimum required Cuda capability is", 3, TF_GPU),
             # cudaErrorSymbolNotFound: the loaded module has no such kernel (bitsandbytes built without the arch).
             _p(r"named symbol not found|cudaErrorSymbolNotFound|CUDA_ERROR_NOT_FOUND", 1.5, CUDART),
+            # cudaErrorInvalidSymbol (13): a __constant__/__device__ variable lives in the module loaded for this
+            # device; without an image for it there is no module (scripts/record_cuda_errors.py gives the threads)
+            _p(r"invalid device symbol|cudaErrorInvalidSymbol", 1.5, CUDART),
             _p(r"device kernel image is invalid|cudaErrorInvalidKernelImage|CUDA_ERROR_INVALID_IMAGE", 2, CUDART),
             _p(
                 r"The GPU architecture in your current machine is \w+, which is not compatible with Paddle",

@@ -55,6 +55,7 @@ from cudafit.explain.forms import (
     BUILT_ON_A_GPU_RUN_ON_ANOTHER,
     CUDA_FAILURE,
     FAILURE,
+    MIXED_HOST_STATED,
     UNRELATED_WORDS,
     iter_forms,
 )
@@ -587,6 +588,25 @@ def _build_dropped_the_arch(s: _Scoring) -> None:
         s.scores["no-kernel-image"] = (s.scores["jit-toolchain-too-old"][0] + 0.5, s.scores["no-kernel-image"][1])
 
 
+_MIXED_HOST_STATED = re.compile(MIXED_HOST_STATED, re.I)
+
+
+def _guard_on_a_mixed_host(s: _Scoring) -> None:
+    """A capability guard that refused a GPU in a report that calls its host mixed ("multiple GPUs with different
+    architectures", "a bug in the capability test with different GPUs available"): the guard judged one card of a
+    mixed host -- the one the process was given by device order, or the one a native build targeted -- and the
+    report's point is the mix (error_categories.md, mixed-gpu: "device order confuses which card is used";
+    CUDA_DEVICE_ORDER, CUDA Programming Guide, environment variables).  GPUs of two capabilities listed beside a guard
+    are not enough: the guard may be right about the card the user meant to use (test_explain_generalise)."""
+    if "capability-guard" not in s.scores or max(s.scores, key=lambda c: s.scores[c][0]) != "capability-guard":
+        return
+    stated = _MIXED_HOST_STATED.search(s.body)
+    if stated:
+        _move(s, "capability-guard", "mixed-gpu")
+        s.scores["mixed-gpu"][1].insert(0, line_at(s.body, stated.start(), stated.end()))
+        _adopt_mentioned_gpus(s)
+
+
 def _mixed_host(s: _Scoring) -> None:
     """A log that names GPUs of two or more compute capabilities, with a failure that a build for every GPU of
     the host explains: the mixed host is the cause (shared/docs/error_categories.md, mixed-gpu: "code built for one
@@ -951,6 +971,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _cutlass_launch_on_af_gpu,
     _offline_or_driver_jit,
     _build_dropped_the_arch,
+    _guard_on_a_mixed_host,
     _mixed_host,
     _built_for_another_gpu,
     _unrelated_error_over_a_mixed_host,
@@ -962,6 +983,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _cuda_build_on_a_machine_without_gpu,
     _ptx_the_named_gpu_cannot_jit,
     _forms_when_nothing_matched,
+    _guard_on_a_mixed_host,  # again: a guard read from its form alone ("... only supported on GPUs with compute capab")
 )
 
 

@@ -560,6 +560,19 @@ def _spot_first_words() -> frozenset[str]:
     return frozenset(k[0] for k in _spot_index())
 
 
+# GeForce model numbers are unique across the GTX and RTX brands (a 1080 is a GTX, a 3090 an RTX), and reports swap
+# the two ("RTX1080ti", "GTX 3090"): the number decides, as it does for the bare numbers below.
+_GEFORCE_BRANDS = {"rtx": "gtx", "gtx": "rtx"}
+
+
+def _spot_lookup(key: tuple[str, ...]) -> frozenset[str] | None:
+    """The capabilities a table name gives ``key``, or the GeForce of the same number under the other brand."""
+    ccs = _spot_index().get(key)
+    if ccs is None and len(key) >= 2 and key[0] in _GEFORCE_BRANDS and key[1].isdigit() and len(key[1]) == 4:
+        ccs = _spot_index().get((_GEFORCE_BRANDS[key[0]], *key[1:]))
+    return ccs
+
+
 def _spot_truncated(key: tuple[str, ...]) -> frozenset[str]:
     """nvidia-smi cuts long names to fit its table ("GeForce RTX 207..."): the capabilities of every table name that
     starts with what is left."""
@@ -621,7 +634,7 @@ def _longest_name(line: str, words: list[re.Match[str]], i: int) -> tuple[int, f
             break
         key.extend(_spot_tokens(words[j].group()))
         last = j
-        ccs = _spot_index().get(tuple(key))
+        ccs = _spot_lookup(tuple(key))
         if ccs is not None:
             best = (j, ccs)
     if best is None and len(key) >= 2 and line.startswith("...", words[last].end()):
@@ -639,6 +652,14 @@ def _vendor_form(name: str, line: str, start: int, end: int) -> bool:
         return True
     before = line[max(0, start - 8) : start].lower()
     return bool(re.search(r"(?:tesla|nvidia)[ \t]$", before) or re.match(r"[ \t]*gpus?\b", line[end:], re.I))
+
+
+# A GPU the writer says is someone else's ("my GPU is a K80, while yours is TITAN X", "you used an A100"): not this
+# host's, so no second card of a mixed host.
+_SOMEONE_ELSES = re.compile(
+    r"(?i)\b(?:yours|your\s+(?:gpu|card|machine|setup|server)s?)\s+(?:is|are|was|were)\s+(?:an?\s+|the\s+)?"
+    r"(?:nvidia\s+)?$|\byou\s+(?:use|used|have|had|ran|run|tested)\s+(?:it\s+on\s+|on\s+)?(?:an?\s+|the\s+)?(?:nvidia\s+)?$"
+)
 
 
 def _spot_line(line: str) -> Iterator[tuple[str, str]]:
@@ -659,7 +680,7 @@ def _spot_line(line: str) -> Iterator[tuple[str, str]]:
             i += 1  # "a100.yaml", "v100/": a file or a directory, not a GPU
             continue
         name = line[start:end]
-        if not _vendor_form(name, line, start, end):
+        if not _vendor_form(name, line, start, end) or _SOMEONE_ELSES.search(line[max(0, start - 40) : start]):
             i += 1
             continue
         vendor = _SPOT_VENDOR.search(line[max(0, start - 24) : start])
@@ -688,8 +709,8 @@ def _name_tokens(name: str) -> list[str]:
 # A GeForce model number alone, as users write it after an article or a count ("a 3090", "2x 4090", "my 1080"):
 # the x0xx/x5xx/x6xx numbers of the 10 to 50 series (GTX below 2000, RTX from 2000), "Ti"/"Super" kept.
 _BARE_GEFORCE = re.compile(
-    r"(?i)(?<![\w.])(?:a|an|the|my|one|two|three|four|\d+\s?x|x\s?\d+)\s+"
-    r"((?:10[5-8]|16[5-6]|20[5-8]|30[5-9]|40[5-9]|50[5-9])0)(?:\s?(ti|super))?(?![\w.%])"
+    r"(?i)(?<![\w.])(?:(?:a|an|the|my|one|two|three|four|dual|twin|quad|\d+\s?x|x\s?\d+)\s+|\d+\s?x\s?)"
+    r"((?:10[5-8]|16[5-6]|20[5-8]|30[5-9]|40[5-9]|50[5-9])0)(?:\s?(ti|super))?(?:'?s)?(?![\w.%])"
 )
 
 

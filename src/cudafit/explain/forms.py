@@ -33,6 +33,7 @@ __all__ = [
     "CUDA_FAILURE",
     "FAILURE",
     "FORMS",
+    "MIXED_HOST_STATED",
     "UNRELATED_WORDS",
     "Form",
     "iter_form_sources",
@@ -267,6 +268,21 @@ BUILT_ON_A_GPU_RUN_ON_ANOTHER = (
     rf"|\b(?:engine|plan|cache|image|container|build|binary|wheel|extension|kernels?|artifact|artefact)\s+"
     rf"(?:from|of)\s+(?:the\s+|my\s+|a\s+|an\s+)?{_GPU_NAME}[^\n]{{0,60}}?\b(?:on|to)\s+(?:the\s+|a\s+|an\s+|our\s+)?"
     rf"{_GPU_NAME}"
+)
+
+# A host the report itself calls mixed: "multiple GPUs with different architectures", "multiple architectures of
+# GPUs", "a bug ... with different GPUs available", "GPUs of different compute capabilities", "heterogeneous GPUs", "a
+# mixed GPU setup" (error_categories.md, mixed-gpu: "a host with GPUs of different capability").
+MIXED_HOST_STATED = (
+    r"\b(?:multiple|several|two|many|mixed|various)\s+(?:\w+\s+)?(?:GPUs|cards|devices)\s+(?:with|of)\s+(?:different|"
+    r"mixed|various)\s+(?:architectures?|archs?|compute\s+capabilit\w+|capabilit\w+|generations?|sm\s?versions?)\b"
+    r"|\b(?:multiple|several|different|mixed)\s+(?:architectures|archs|generations|compute\s+capabilities)\s+of\s+"
+    r"(?:GPUs|cards)\b"
+    r"|\bGPUs\s+(?:with|of)\s+different\s+(?:architectures?|archs?|compute\s+capabilit\w+|generations?)\b"
+    r"|\bdifferent\s+GPUs\s+(?:available|installed|present|attached|in\s+(?:the|one|a|my|our)\s+"
+    r"(?:system|machine|host|server|box|node|computer|pc))\b"
+    r"|\bmixed[- ](?:GPU|card)s?\s+(?:setup|system|host|machine|server|node|configuration|environment)\b"
+    r"|\bheterogene\w+\s+(?:GPUs|cards|nodes?|cluster|setup|system|machine|host)\b"
 )
 
 FORMS: tuple[Form, ...] = (
@@ -580,11 +596,12 @@ FORMS: tuple[Form, ...] = (
         r"(?:GPU|card|graphics card)\b"
         rf"|\b(?:only\s+works?|works?\s+only)\b[^\n]{{0,20}}?\bif\s+I\s+(?:hide|disable|remove|unplug)\s+(?:the\s+)?"
         rf"(?:\w+\s+)?(?:GPU|card|{_GPU_NAME})"
-        r"|\bheterogene\w+\s+(?:GPUs|cards|nodes?|cluster|setup|system|machine|host)\b",
+        rf"|{MIXED_HOST_STATED}",
         2.0,
         *_MIXED,
         alone=False,
-        any_of=("second", "another", "2nd", "hide", "disable", "remove", "unplug", "heterogene"),
+        any_of=("second", "another", "2nd", "hide", "disable", "remove", "unplug", "heterogene", "different", "mixed",
+                "multiple", "several"),
     ),
     _f(
         "built on one GPU, run on another",
