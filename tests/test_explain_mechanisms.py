@@ -358,3 +358,40 @@ def test_a_guard_on_a_host_the_report_calls_mixed(text: str) -> None:
 )
 def test_a_guard_without_a_mixed_host_stays_a_guard(text: str) -> None:
     assert top(text) == "capability-guard"
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        # lower-arch PTX taking the older arch's path (__CUDA_ARCH__) on a newer GPU
+        ("The model produces garbage on sm_86 when the library is built only for compute_61 PTX", "ptx-jit-lower-arch"),
+        ("Only PTX for compute_50 is in the build and the RTX 3060 gives wrong results", "ptx-jit-lower-arch"),
+        ("Startup hangs for minutes on a new GPU while CUDA is compiling PTX to cubin", "ptx-jit-lower-arch"),
+        # a GPU named with its model in parentheses, refusing a feature
+        ("RuntimeError: Your GPU (Tesla T4) does not support bf16", "capability-guard"),
+        ("this device (GTX 1080, sm_61) cannot run FP8 kernels", "capability-guard"),
+        # a program that leaves the GPU idle: the build it loaded has no GPU path
+        ("installed from pip, it runs on CPU only and the layers are not offloaded to GPU", "wrong-framework-build"),
+        ("The model loads into system RAM instead of VRAM", "wrong-framework-build"),
+        # a FlashAttention 1.x backward refused for shared memory, as reports shorten it
+        ("Head dim > 64 backward requires A100 or H100", "shared-memory-limit"),
+        ("FlashAttention backward for head dim > 64 requires A100 or H100 GPUs", "shared-memory-limit"),
+    ],
+)
+def test_forms_from_my_own_phrasings(text: str, category: str) -> None:
+    assert top(text) == category
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # PTX and a misbehaviour with no lower arch named: no JIT of lower-arch PTX
+        "The PTX docs say wrong results are possible with fast-math",
+        "PTX garbage collection in the compiler takes long",
+        "I inspected the PTX and the kernel returns wrong values for negative inputs",
+        # the GPU left idle beside an error of another kind
+        "RuntimeError: CUDA error: out of memory. The model loads into system RAM instead of VRAM",
+    ],
+)
+def test_forms_that_must_not_fire_without_their_cause(text: str) -> None:
+    assert top(text) == "unknown"

@@ -155,6 +155,7 @@ VLLM_CT = "vllm-project/vllm:vllm/model_executor/layers/quantization/compressed_
 BNB = "bitsandbytes-foundation/bitsandbytes:bitsandbytes/cextension.py"
 XFORMERS = "facebookresearch/xformers:xformers/ops/fmha/common.py"
 FLASH_ATTN = "Dao-AILab/flash-attention:csrc/flash_attn/flash_api.cpp"
+FLASH_ATTN_V1 = "Dao-AILab/flash-attention:csrc/flash_attn/fmha_api.cpp"
 FLASHINFER = "flashinfer-ai/flashinfer:flashinfer/jit/core.py"
 VLLM = "vllm-project/vllm:vllm/platforms/cuda.py"
 VLLM_CONFIG = "vllm-project/vllm:vllm/config/vllm.py"
@@ -948,6 +949,11 @@ CATEGORIES: tuple[Category, ...] = (
             # OutOfResources(required, limit, name) formats f"out of resource: {name}, Required: ..." (releases
             # before 2.0 wrote "out of resource: shared memoryRequired: ..."): its head names the resource alone
             _p(r"\bout of resource: shared memory", 3, TRITON_ERRORS),
+            # FlashAttention 1.x's backward: "FlashAttention backward for head dim > 64 requires A100 or H100 GPUs as
+            # the implementation needs a large amount of shared memory" (the sm86/sm89 opt-in maximum is 99 KB, sm80's
+            # 163 KB; Programming Guide, compute capabilities table); reports shorten it ("Head dim > 64 backward
+            # requires A100 or H100")
+            _p(r"\bhead dim > ?\d+ (?:backward )?requires A100 or H100\b", 3, FLASH_ATTN_V1),
             # Inductor's static launcher checks the same before loading a Triton cubin, naming the kernel instead:
             # "out of resource: triton_tem_fused_0 Required: 147456 Hardware limit:101376 Reducing block sizes ..."
             # (Triton's own OutOfResources names "registers" or "tensor memory" the same way: not shared memory)

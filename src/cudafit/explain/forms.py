@@ -237,7 +237,7 @@ _PTX_NEW = (
 # "increases application load time", its output is kept in the compute cache).
 _JIT_WORDS = (
     r"(?:\b(?:JIT|just[- ]in[- ]time)[- ]?(?:compil\w*|ing)\b|\b(?:generat\w*|compil\w*|build\w*)\s+(?:the\s+)?"
-    r"(?:cached\s+)?binar(?:y|ies)(?:\s+code)?\s+for\b|\bprebuilt binaries\b|\bcompiles? (?:the )?PTX\b)"
+    r"(?:cached\s+)?binar(?:y|ies)(?:\s+code)?\s+for\b|\bprebuilt binaries\b|\bcompil(?:es?|ing) (?:the )?PTX\b)"
 )
 _SLOW_WORDS = (
     r"(?:\b(?:very |extremely |really )?slow\b|\b\d+(?:-\d+)? ?minutes?\b|\blong (?:time|delay)\b|\bdelays?\b|"
@@ -283,6 +283,16 @@ MIXED_HOST_STATED = (
     r"(?:system|machine|host|server|box|node|computer|pc))\b"
     r"|\bmixed[- ](?:GPU|card)s?\s+(?:setup|system|host|machine|server|node|configuration|environment)\b"
     r"|\bheterogene\w+\s+(?:GPUs|cards|nodes?|cluster|setup|system|machine|host)\b"
+)
+
+# Code that runs and misbehaves, and PTX of a named lower arch: a virtual arch ("compute_61"), "PTX for sm_52".
+_MISBEHAVES = (
+    r"\b(?:garbage|gibberish|nonsense|wrong (?:results?|outputs?|answers?|values)|incorrect (?:results?|outputs?|"
+    r"values)|all zeros)\b"
+)
+_LOWER_PTX = (
+    r"(?:\bcompute_\d{2,3}\b|\bPTX\s+(?:code\s+)?(?:for|of|from)\s+(?:an?\s+)?(?:lower|older|sm_?\d{2,3}\b|"
+    r"compute_\d{2,3}\b|\d\.\d\b))"
 )
 
 FORMS: tuple[Form, ...] = (
@@ -384,7 +394,8 @@ FORMS: tuple[Form, ...] = (
         "capability-guard",
         rf"\b{_FEATURE}\b[^\n]{{0,50}}?\b(?:{_REFUSE}|requires?|needs?|is only)\b[^\n]{{0,50}}?"
         rf"(?:\b{_DEVICE}\b|{_HW}|\barch)"
-        rf"|\b(?:{_DEVICE})\s+(?:does(?: not|n'?t)|cannot|can'?t)\s+(?:support|handle|run)\s+(?:\w+\s+)?{_FEATURE}\b"
+        rf"|\b(?:{_DEVICE})(?:\s*\([^)\n]{{1,40}}\))?\s+(?:does(?: not|n'?t)|cannot|can'?t)\s+(?:support|handle|run)\s+"
+        rf"(?:\w+\s+)?{_FEATURE}\b"
         rf"|\b{_FEATURE}\b[^\n]{{0,30}}?\b(?:is|are)\s+not\s+supported\b",
         2.0,
         *_GUARDS,
@@ -394,7 +405,8 @@ FORMS: tuple[Form, ...] = (
     _f(
         "the GPU cannot run it",
         "capability-guard",
-        rf"\b(?:your|this|the current|my)\s+(?:{_DEVICE})\s+(?:does(?: not|n'?t)|is not|isn'?t|cannot|can'?t)\s+"
+        rf"\b(?:your|this|the current|my)\s+(?:{_DEVICE})(?:\s*\([^)\n]{{1,40}}\))?\s+"
+        r"(?:does(?: not|n'?t)|is not|isn'?t|cannot|can'?t)\s+"
         r"(?:support(?:ed)?|compatible|run)\b",
         1.5,
         *_GUARDS,
@@ -432,6 +444,19 @@ FORMS: tuple[Form, ...] = (
         2.0,
         *_JIT,
         any_of=("jit", "just", "binar", "ptx"),
+    ),
+    _f(
+        # PTX of a lower arch runs on a newer GPU through the JIT, but code that chose its path by the arch it was
+        # compiled for (__CUDA_ARCH__) takes the older arch's path there: a fallback that returns nothing, a kernel
+        # that misbehaves ("garbage" from ggml's __dp4a kernels built as compute_52 PTX on 6.1+ GPUs); PG_JIT, and
+        # the Programming Guide's __CUDA_ARCH__ ("the architecture the code is compiled for", not the GPU it runs on)
+        "lower-arch PTX that misbehaves",
+        "ptx-jit-lower-arch",
+        rf"{_MISBEHAVES}[\s\S]{{0,300}}?{_LOWER_PTX}|{_LOWER_PTX}[\s\S]{{0,300}}?{_MISBEHAVES}",
+        2.0,
+        *_JIT,
+        "ggml-org/llama.cpp:ggml/src/ggml-cuda/common.cuh",
+        any_of=("compute_", "ptx"),
     ),
     _f(
         "the compute cache",
@@ -538,11 +563,16 @@ FORMS: tuple[Form, ...] = (
         r"|\b(?:runs?|running|ran|trains?|training|falls? back|falling back|fell back)\s+(?:only\s+)?(?:on|to)\s+"
         r"(?:the\s+)?CPU\s+(?:instead of|rather than|not)\s+(?:the\s+|my\s+)?GPU\b"
         r"|\bno (?:activity|load|usage|utili[sz]ation) on (?:the\s+|my\s+)?GPU\b"
+        # "runs on CPU only", "loads the model into system RAM instead of VRAM", "not offloaded to the GPU"
+        r"|\b(?:runs?|running|ran|works?|working)\s+(?:only\s+)?on\s+(?:the\s+)?CPU\s+only\b"
+        r"|\b(?:loads?|loading|loaded|goes|going|went)\s+(?:\w+\s+){0,2}?(?:in|into|to)\s+(?:the\s+)?(?:system\s+)?RAM\s+"
+        r"(?:instead of|rather than|not)\s+(?:the\s+|my\s+)?(?:GPU|VRAM)\b"
+        r"|\b(?:not|never|isn'?t|aren'?t)\s+(?:being\s+)?offloaded\s+to\s+(?:the\s+|my\s+)?GPU\b"
         r"|\bGPU\s+(?:does nothing|is idle|stays idle|(?:usage|utili[sz]ation|load)\s+(?:is\s+|stays\s+|remains\s+)?"
         r"(?:at\s+)?0\s?%)",
         2.0,
         *_CPU_BUILDS,
-        any_of=("gpu",),
+        any_of=("gpu", "vram"),
     ),
     # -- no-kernel-image: a build without code for the GPU (PG_COMPAT) ----------------------------------------------
     _f(
