@@ -95,7 +95,7 @@ FORM_CASES = [
     ("ERROR: Device capability v1.1.0 not supported by available toolchain", "capability-guard"),
     # a check whose reason is shared memory is the shared-memory limit (seed 002: the check itself)
     (
-        "RuntimeError: backward for head dim > 64 requires A100 or H100 GPUs as the implementation needs a large "
+        "RuntimeError: this backward kernel requires A100 or H100 GPUs as the implementation needs a large "
         "amount of shared memory.",
         "shared-memory-limit",
     ),
