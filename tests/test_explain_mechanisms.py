@@ -395,3 +395,59 @@ def test_forms_from_my_own_phrasings(text: str, category: str) -> None:
 )
 def test_forms_that_must_not_fire_without_their_cause(text: str) -> None:
     assert top(text) == "unknown"
+
+
+# -- a report's build flags judged against the GPUs it names (explain/builds.py, rules.compat.code_runs_on) ----------
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("GPU: NVIDIA GeForce RTX 3090\nnvcc flags: -gencode arch=compute_61,code=sm_61\nkernel launch failed",
+         "no-kernel-image"),  # sm_61 SASS cannot run on 8.6 and there is no PTX
+        ("Tesla V100. I compiled with CMAKE_CUDA_ARCHITECTURES=86. The program crashes at the first kernel with a CUDA "
+         "error.", "no-kernel-image"),  # 8.6 code (SASS and PTX) runs on nothing below 8.6
+        ('TORCH_CUDA_ARCH_LIST="8.0;8.6" build, running on a GTX 1080 Ti: RuntimeError: CUDA error in my_ext_kernel',
+         "no-kernel-image"),
+        ("compiled with -arch=sm_52, my GTX 1650 runs it fine but my Tesla K80 fails", "mixed-gpu"),
+    ],
+)  # fmt: skip
+def test_build_flags_without_code_for_a_named_gpu(text: str, category: str) -> None:
+    assert top(text) == category
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # -arch=sm_75 embeds compute_75 PTX, which the driver JIT-compiles for an 8.9 GPU: the build covers it
+        "Built with -arch=sm_75; on my RTX 4090 the extension fails with an error",
+        # 8.6+PTX covers 8.9 by the JIT; nothing failed in the second
+        'TORCH_CUDA_ARCH_LIST="8.0;8.6+PTX", RTX 4090: the op fails with an error',
+        "TORCH_CUDA_ARCH_LIST=8.6 on the RTX 3090 and everything works",
+    ],
+)
+def test_build_flags_that_cover_the_gpu_say_nothing(text: str) -> None:
+    assert top(text) == "unknown"
+
+
+def test_build_flags_read_in_each_tools_meaning() -> None:
+    from cudafit.explain.builds import iter_build_targets
+
+    def labels(text: str) -> list[str]:
+        return [r.label for r in iter_build_targets(text)]
+
+    assert labels('TORCH_CUDA_ARCH_LIST="8.0;8.6+PTX"') == ["8.0", "8.6", "PTX 8.6"]
+    assert labels('-DCMAKE_CUDA_ARCHITECTURES="75;86-real"') == ["7.5", "PTX 7.5", "8.6"]
+    assert labels("-gencode=arch=compute_86,code=[sm_86,compute_86]") == ["8.6", "PTX 8.6"]
+    assert labels("nvcc -arch=sm_52 x.cu") == ["5.2", "PTX 5.2"]
+    assert labels("-arch=native -march=native CMAKE_CUDA_ARCHITECTURES=all") == []
+
+
+def test_a_build_form_for_a_program_of_its_own_gets_no_pytorch_wheel() -> None:
+    from cudafit.explain import explain_text
+
+    text = "Tesla K80. I compiled with CMAKE_CUDA_ARCHITECTURES=86 and the program fails with a CUDA error"
+    (f,) = explain_text(text)
+    assert f.category == "no-kernel-image"
+    assert not any("download.pytorch.org" in fix for fix in f.fixes)
+    assert 'TORCH_CUDA_ARCH_LIST="3.7"' in f.fixes[0]

@@ -24,6 +24,7 @@ from cudafit.explain.arch_features import (
     names_blackwell,
     target_covers,
 )
+from cudafit.explain.builds import covers, iter_build_targets
 from cudafit.explain.catalogue import (
     CATEGORIES,
     CUDART,
@@ -52,6 +53,7 @@ from cudafit.explain.evidence import Evidence, Facts
 from cudafit.explain.extract import CUDA_ERRORS, arch_number, clean, extract_facts
 from cudafit.explain.forms import (
     BEST_PRACTICES,
+    BUILD_FORM_NAME,
     BUILT_ON_A_GPU_RUN_ON_ANOTHER,
     CUDA_FAILURE,
     FAILURE,
@@ -897,6 +899,33 @@ def _ptx_the_named_gpu_cannot_jit(s: _Scoring) -> None:
 _INVALID_PTX = re.compile(r"INVALID_PTX|InvalidPtx|a PTX JIT compilation failed", re.I)
 
 
+_BUILD_FLAGS_DOC = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#gpu-feature-list"
+_PG_COMPAT = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#application-compatibility"
+
+
+def _build_without_code_for_a_named_gpu(s: _Scoring) -> str | None:
+    """The build flags a report pastes (``-gencode``, ``-arch=sm_XY``, ``TORCH_CUDA_ARCH_LIST``,
+    ``CMAKE_CUDA_ARCHITECTURES``: :mod:`.builds`) judged against the GPUs it names by the rules' own function
+    (cubins of the same major and an equal or lower minor, PTX of an equal or lower arch; Programming Guide,
+    application compatibility): where no target runs on any GPU named, the build has no code for the GPU
+    (``no-kernel-image``); where it runs on one GPU named and not another, the host or the two machines are mixed
+    (``mixed-gpu``).  ``a``/``f`` targets are left to the a/f form; a build that runs on every GPU named says
+    nothing."""
+    targets = [t for t in iter_build_targets(s.body) if not t.variant]
+    if not targets:
+        return None
+    ccs = set()
+    for cc in _distinct_ccs(s.facts):
+        try:
+            ccs.add(parse_compute_capability(cc))
+        except ValueError:
+            continue
+    missing = {cc for cc in ccs if not covers(targets, cc)}
+    if not missing:
+        return None
+    return "mixed-gpu" if len(missing) < len(ccs) else "no-kernel-image"
+
+
 def _forms_when_nothing_matched(s: _Scoring) -> None:
     """No category reached the minimum score: read the forms messages take across emitters (:mod:`.forms`), and the
     two forms of the facts (an a/f target beside a failure; GPUs of two compute capabilities beside one), unless the
@@ -929,6 +958,10 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
     if cuda_failure and len(_distinct_ccs(s.facts)) >= 2 and not unrelated:
         line = line_at(s.body, cuda_failure.start(), cuda_failure.end())
         vote("mixed-gpu", 2.0, line, [BEST_PRACTICES], _MIXED_FORM_NAME)
+    built_for_others = _build_without_code_for_a_named_gpu(s)
+    if built_for_others and failure and not unrelated:
+        line = line_at(s.body, failure.start(), failure.end())
+        vote(built_for_others, 2.25, line, [_BUILD_FLAGS_DOC, _PG_COMPAT], BUILD_FORM_NAME)
     for form, line in forms:
         # the finding cites the documents behind the form, not the emitters it generalises: none of them printed
         # this text, and the grounders tailor fixes to the emitters a finding names
@@ -946,8 +979,8 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
     _total, lines, sources = votes[cat_id]
     _decide(s, cat_id, lines[:3], sources, min(total, _FORM_CAP))
     s.facts["forms"] = list(dict.fromkeys(names[cat_id]))
-    if cat_id == "mixed-gpu":
-        _adopt_mentioned_gpus(s)
+    if cat_id == "mixed-gpu" or BUILD_FORM_NAME in names[cat_id]:
+        _adopt_mentioned_gpus(s)  # the GPUs the finding judged: its fixes name their compute capabilities
 
 
 # The precedence rules, applied in this order after the patterns' weights are summed: each picks the root

@@ -29,6 +29,7 @@ from cudafit.explain.arch_features import line_at
 
 __all__ = [
     "BEST_PRACTICES",
+    "BUILD_FORM_NAME",
     "BUILT_ON_A_GPU_RUN_ON_ANOTHER",
     "CUDA_FAILURE",
     "FAILURE",
@@ -49,6 +50,9 @@ NVCC_ARCH = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#g
 COMPAT_DOC = "https://docs.nvidia.com/deploy/cuda-compatibility/index.html"
 # CUDA_DEVICE_ORDER and CUDA_CACHE_MAXSIZE: the environment variables section.
 _ENV_VARS = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars"
+# The name of classify's form of the facts that judges a report's build flags against the GPUs it names (explain's
+# grounders tailor the fix to it).
+BUILD_FORM_NAME = "build flags without code for a GPU the report names"
 BEST_PRACTICES = (
     "https://docs.nvidia.com/cuda/cuda-c-best-practices-guide/index.html#building-for-maximum-compatibility"
 )

@@ -17,6 +17,7 @@ from cudafit.actions import WITHOUT_CODE
 from cudafit.explain.catalogue import PYTORCH_INDEX
 from cudafit.explain.context import KernelGap, normalise_package
 from cudafit.explain.evidence import Evidence, KernelMatch
+from cudafit.explain.forms import BUILD_FORM_NAME
 from cudafit.explain.grounders.arch import mixed_host_finding
 from cudafit.explain.grounders.base import (
     Ground,
@@ -192,6 +193,24 @@ def _match_fixes(first: KernelGap) -> list[str]:
     return fixes
 
 
+# Emitters of programs that do not run on PyTorch: a PyTorch index is no fix for their failures.
+_NOT_TORCH = frozenset(
+    {
+        "blender", "candle", "catboost", "ctranslate2", "cuda.jl", "cudf", "cupy", "dlib", "faiss", "ffmpeg", "ggml",
+        "gromacs", "hashcat", "hvm", "jax", "kmcuda", "kokkos", "lightgbm", "mxnet", "numba", "ollama", "opencv",
+        "paddle", "rust-cuda", "tensorflow", "thrust", "tvm", "usls", "warp", "xgboost", "xmr-stak",
+    }
+)  # fmt: skip
+
+
+def _torch_ruled_out(g: Ground) -> bool:
+    """Whether the failure is plainly not PyTorch's: a program whose own build flags lack the GPU, or messages only of
+    programs that do not run on PyTorch (issue 18: a CTranslate2 error is no PyTorch wheel's)."""
+    if BUILD_FORM_NAME in g.ev.get("forms", []):
+        return True
+    return bool(g.emitters) and all(e in _NOT_TORCH for e in g.emitters)
+
+
 def _pre_turing_torch_fix(cc: ComputeCapability) -> str:
     return (
         f"compute capability {cc} needs a PyTorch build made with CUDA 12.6 or older (PyTorch's CUDA 12.8+ builds "
@@ -243,9 +262,15 @@ def ground_no_kernel_image(g: Ground) -> Grounded:
             "minor, and no PTX of an equal or lower compute capability"
         )
     old = [cc for cc in g.ccs if cc < _TURING]
-    if old and not holes:
+    if old and not holes and not _torch_ruled_out(g):
         fixes.append(_pre_turing_torch_fix(min(old)))
     fixes += _package_fixes(g, lacking or ev.get("packages", []) or [e for e in g.emitters if e != "torch"], holes)
+    if not fixes and g.plan and BUILD_FORM_NAME in ev.get("forms", []):
+        # the report's own build flags lack the GPU: the flags to add, in each tool's form
+        fixes.append(
+            f"rebuild with code for {describe(g.gpus)}: add it to the build's arch list "
+            f'(TORCH_CUDA_ARCH_LIST="{g.plan}"; CMake and nvcc forms: {plan_command(g.ccs)})'
+        )
     if any(p.startswith("nvidia/") for p in ev.get("packages", [])):
         fixes.append(
             "the failing library is one of NVIDIA's (site-packages/nvidia/...): it comes with the framework's CUDA "

@@ -1,0 +1,75 @@
+"""The targets a report says its build was made for, and whether that code runs on the GPUs it names.
+
+Reports paste the flags of the build that fails: ``-gencode arch=compute_61,code=sm_61``, ``-arch=sm_75``,
+``TORCH_CUDA_ARCH_LIST="8.0;8.6+PTX"``, ``CMAKE_CUDA_ARCHITECTURES=86``.  Each flag has its tool's meaning, read by
+the same parser as ``cudafit audit --require`` (:func:`cudafit.audit.spec.parse_require`): a torch entry ``X.Y`` is
+SASS and ``+PTX`` adds PTX; a bare CMake ``XY`` is real *and* virtual code, ``XY-real`` SASS only, ``XY-virtual``
+PTX only (https://cmake.org/cmake/help/latest/prop_tgt/CUDA_ARCHITECTURES.html); nvcc's ``-arch=sm_XY`` is short
+for ``-gencode arch=compute_XY,code=[sm_XY,compute_XY]`` (NVCC documentation, "Shorthand",
+https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#shorthand).  Whether that code runs on a compute
+capability is the rules' one function (:func:`cudafit.rules.compat.code_runs_on`: SASS of the same major and an
+equal or lower minor, PTX of an equal or lower arch, ``a``/``f`` targets on their own CC or family).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from cudafit.audit.spec import Requirement, SpecError, parse_require
+from cudafit.errors import CudafitError
+from cudafit.model import ArchVariant, ComputeCapability
+from cudafit.rules.compat import CodeKind, code_runs_on
+
+__all__ = ["covers", "iter_build_targets"]
+
+# The value of an arch-list variable: quoted, or up to the end of the word list ("8.0;8.6+PTX", "75;86", "7.5 8.6").
+_LIST_VALUE = r"""(?:"([^"\n]{1,80})"|'([^'\n]{1,80})'|([0-9][0-9.;+PTXaf \-realvirtu]{0,80}?))(?=["'\s,)]|$)"""
+_TORCH_LIST = re.compile(rf"\bTORCH_CUDA_ARCH_LIST\s*[=:]\s*{_LIST_VALUE}", re.I)
+# -DCMAKE_CUDA_ARCHITECTURES=86, CMAKE_CUDA_ARCHITECTURES: 75;86, set(CMAKE_CUDA_ARCHITECTURES 86), CUDA_ARCHITECTURES
+_CMAKE_LIST = re.compile(rf"(?:(?<=-D)|\b)(?:CMAKE_)?CUDA_ARCHITECTURES\b\s*[=: ]\s*{_LIST_VALUE}", re.I)
+# -gencode arch=compute_61,code=sm_61 | code=[sm_61,compute_61] | code=\"sm_61,compute_61\"
+_GENCODE = re.compile(
+    r"(?:-gencode|--generate-code)[= ]\s*\"?arch=compute_(\d{2,3})([af]?),\s*code=\\?\"?\["
+    r"?((?:(?:sm|compute)_\d{2,3}[af]?[,\s]*)+)",
+    re.I,
+)
+# nvcc -arch=sm_75 / --gpu-architecture=sm_75 (not -arch=native/all, not a CPU's -march)
+_ARCH_FLAG = re.compile(r"(?<![\w-])(?:-arch|--gpu-architecture)[= ]\s*(sm|compute)_(\d{2,3})([af]?)\b", re.I)
+
+
+def _parse(spec: str) -> list[Requirement]:
+    try:
+        return parse_require(spec)
+    except (SpecError, CudafitError, ValueError):
+        return []  # a value no tool would take ("native", "all", a typo): no targets to judge
+
+
+def iter_build_targets(text: str) -> Iterator[Requirement]:
+    """Each target the build flags in ``text`` name (SASS or PTX of a compute capability and variant), in text order;
+    a value that does not parse names none."""
+    for m in _TORCH_LIST.finditer(text):
+        value = next(g for g in m.groups() if g is not None).rstrip(". ")
+        yield from (r for r in _parse(value) if r.form == "torch")
+    for m in _CMAKE_LIST.finditer(text):
+        value = next(g for g in m.groups() if g is not None).rstrip(". ")
+        yield from (r for r in _parse(value) if r.form == "cmake")
+    for m in _GENCODE.finditer(text):
+        yield from _parse(" ".join(re.findall(r"(?:sm|compute)_\d{2,3}[af]?", m.group(3).lower())))
+    for m in _ARCH_FLAG.finditer(text):
+        number, variant = m.group(2), m.group(3).lower()
+        names = [f"compute_{number}{variant}"] if m.group(1).lower() == "compute" else [
+            f"sm_{number}{variant}",
+            f"compute_{number}{variant}",
+        ]
+        yield from _parse(" ".join(names))
+
+
+def covers(targets: Sequence[Requirement], cc: ComputeCapability) -> bool:
+    """Whether any of the targets' code runs on ``cc`` (:func:`cudafit.rules.compat.code_runs_on`)."""
+    for target in targets:
+        kind = CodeKind.SASS if target.kind == "sass" else CodeKind.PTX
+        mode, _why = code_runs_on(kind, target.cc.arch_number, ArchVariant(target.variant), cc)
+        if mode is not None:
+            return True
+    return False
