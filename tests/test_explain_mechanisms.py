@@ -410,6 +410,12 @@ def test_forms_that_must_not_fire_without_their_cause(text: str) -> None:
         ('TORCH_CUDA_ARCH_LIST="8.0;8.6" build, running on a GTX 1080 Ti: RuntimeError: CUDA error in my_ext_kernel',
          "no-kernel-image"),
         ("compiled with -arch=sm_52, my GTX 1650 runs it fine but my Tesla K80 fails", "mixed-gpu"),
+        # -arch=sm_75 embeds compute_75 PTX: an 8.9 GPU runs it only through the driver's JIT (seed 001's mechanism)
+        ("Built with -arch=sm_75; on my RTX 4090 the extension fails with an error", "ptx-jit-lower-arch"),
+        ("OpenCV built with CUDA_ARCH_BIN=7.5 CUDA_ARCH_PTX=7.5. On the RTX 4080 the first call takes 45 s",
+         "ptx-jit-lower-arch"),
+        ("TORCH_CUDA_ARCH_LIST=6.1+PTX build of the ops; on the A100 the first run hangs for 10 minutes",
+         "ptx-jit-lower-arch"),
     ],
 )  # fmt: skip
 def test_build_flags_without_code_for_a_named_gpu(text: str, category: str) -> None:
@@ -419,9 +425,7 @@ def test_build_flags_without_code_for_a_named_gpu(text: str, category: str) -> N
 @pytest.mark.parametrize(
     "text",
     [
-        # -arch=sm_75 embeds compute_75 PTX, which the driver JIT-compiles for an 8.9 GPU: the build covers it
-        "Built with -arch=sm_75; on my RTX 4090 the extension fails with an error",
-        # 8.6+PTX covers 8.9 by the JIT; nothing failed in the second
+        # sm_80 cubins run on 8.9 (same major, lower minor): the build covers the GPU, the failure is another's
         'TORCH_CUDA_ARCH_LIST="8.0;8.6+PTX", RTX 4090: the op fails with an error',
         "TORCH_CUDA_ARCH_LIST=8.6 on the RTX 3090 and everything works",
     ],
@@ -451,3 +455,22 @@ def test_a_build_form_for_a_program_of_its_own_gets_no_pytorch_wheel() -> None:
     assert f.category == "no-kernel-image"
     assert not any("download.pytorch.org" in fix for fix in f.fixes)
     assert 'TORCH_CUDA_ARCH_LIST="3.7"' in f.fixes[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        # the JIT forced or its cache named beside a failure or a slow start
+        ("Same binary with CUDA_FORCE_PTX_JIT=1 reproduces the crash on the 3090", "ptx-jit-lower-arch"),
+        ("every pod restart re-JITs for ~6 minutes on the L4", "ptx-jit-lower-arch"),
+        # a GPU that CUDA 12's NVRTC dropped is too old for CuPy's kernels, not a NVRTC too old for the GPU
+        ("cupy-cuda12x on a Tesla K40m:\ncupy_backends.cuda.api.runtime.CUDARuntimeError: "
+         "cudaErrorNoKernelImageForDevice: no kernel image is available for execution on the device",
+         "no-kernel-image"),
+        # an a-target list after "build list" beside a missing image on a GPU outside it
+        ("RuntimeError: no kernel image is available for execution on the device (RTX PRO 6000 Blackwell)\n"
+         "The AOT build list was 8.0;8.9;9.0a;10.0a.", "arch-specific-mismatch"),
+    ],
+)  # fmt: skip
+def test_jit_cache_and_targets_from_my_own_phrasings(text: str, category: str) -> None:
+    assert top(text) == category

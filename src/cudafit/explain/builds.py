@@ -21,7 +21,7 @@ from cudafit.errors import CudafitError
 from cudafit.model import ArchVariant, ComputeCapability
 from cudafit.rules.compat import CodeKind, code_runs_on
 
-__all__ = ["covers", "iter_build_targets"]
+__all__ = ["covers", "iter_build_targets", "serves"]
 
 # The value of an arch-list variable: quoted, or up to the end of the word list ("8.0;8.6+PTX", "75;86", "7.5 8.6").
 _LIST_VALUE = r"""(?:"([^"\n]{1,80})"|'([^'\n]{1,80})'|([0-9][0-9.;+PTXaf \-realvirtu]{0,80}?))(?=["'\s,)]|$)"""
@@ -36,6 +36,16 @@ _GENCODE = re.compile(
 )
 # nvcc -arch=sm_75 / --gpu-architecture=sm_75 (not -arch=native/all, not a CPU's -march)
 _ARCH_FLAG = re.compile(r"(?<![\w-])(?:-arch|--gpu-architecture)[= ]\s*(sm|compute)_(\d{2,3})([af]?)\b", re.I)
+
+
+# OpenCV's CMake options: CUDA_ARCH_BIN="6.1 7.5" (cubins), CUDA_ARCH_PTX="7.5" (PTX), as X.Y lists
+_OPENCV_LIST = re.compile(rf"\bCUDA_ARCH_(BIN|PTX)\s*[=:]\s*{_LIST_VALUE}", re.I)
+# prose: "built with compute_60 PTX only", "compiled only for sm_75", "built for sm_61 and sm_75"
+_PROSE = re.compile(
+    r"\b(?:built|compiled|build|compile)\s+(?:only\s+)?(?:for|with)\s+(?:only\s+)?"
+    r"((?:(?:sm|compute)_\d{2,3}[af]?\b(?:\s*(?:,|and|\+|/)\s*)?)+)",
+    re.I,
+)
 
 
 def _parse(spec: str) -> list[Requirement]:
@@ -56,6 +66,14 @@ def iter_build_targets(text: str) -> Iterator[Requirement]:
         yield from (r for r in _parse(value) if r.form == "cmake")
     for m in _GENCODE.finditer(text):
         yield from _parse(" ".join(re.findall(r"(?:sm|compute)_\d{2,3}[af]?", m.group(3).lower())))
+    for m in _OPENCV_LIST.finditer(text):
+        value = next(g for g in m.groups()[1:] if g is not None).rstrip(". ")
+        ptx = m.group(1).upper() == "PTX"
+        for r in _parse(value):
+            if r.form == "torch":  # X.Y entries: cubins for CUDA_ARCH_BIN, PTX for CUDA_ARCH_PTX
+                yield from _parse(f"{'compute' if ptx else 'sm'}_{r.cc.arch_number}{r.variant}")
+    for m in _PROSE.finditer(text):
+        yield from _parse(" ".join(re.findall(r"(?:sm|compute)_\d{2,3}[af]?", m.group(1).lower())))
     for m in _ARCH_FLAG.finditer(text):
         number, variant = m.group(2), m.group(3).lower()
         names = [f"compute_{number}{variant}"] if m.group(1).lower() == "compute" else [
@@ -65,11 +83,20 @@ def iter_build_targets(text: str) -> Iterator[Requirement]:
         yield from _parse(" ".join(names))
 
 
-def covers(targets: Sequence[Requirement], cc: ComputeCapability) -> bool:
-    """Whether any of the targets' code runs on ``cc`` (:func:`cudafit.rules.compat.code_runs_on`)."""
+def serves(targets: Sequence[Requirement], cc: ComputeCapability) -> str | None:
+    """How the targets' code runs on ``cc`` (:func:`cudafit.rules.compat.code_runs_on`): ``"sass"`` (a cubin runs
+    as it is), ``"ptx-jit"`` (only by the driver JIT-compiling PTX of an equal or lower arch), ``None`` (not at all)."""
+    modes = set()
     for target in targets:
         kind = CodeKind.SASS if target.kind == "sass" else CodeKind.PTX
         mode, _why = code_runs_on(kind, target.cc.arch_number, ArchVariant(target.variant), cc)
         if mode is not None:
-            return True
-    return False
+            modes.add(mode)
+    if modes - {"ptx-jit"}:
+        return "sass"
+    return "ptx-jit" if modes else None
+
+
+def covers(targets: Sequence[Requirement], cc: ComputeCapability) -> bool:
+    """Whether any of the targets' code runs on ``cc``, as a cubin or by the JIT."""
+    return serves(targets, cc) is not None

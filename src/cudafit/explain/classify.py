@@ -24,7 +24,7 @@ from cudafit.explain.arch_features import (
     names_blackwell,
     target_covers,
 )
-from cudafit.explain.builds import covers, iter_build_targets
+from cudafit.explain.builds import iter_build_targets, serves
 from cudafit.explain.catalogue import (
     CATEGORIES,
     CUDART,
@@ -57,7 +57,9 @@ from cudafit.explain.forms import (
     BUILT_ON_A_GPU_RUN_ON_ANOTHER,
     CUDA_FAILURE,
     FAILURE,
+    MISBEHAVES,
     MIXED_HOST_STATED,
+    SLOW_WORDS,
     UNRELATED_WORDS,
     iter_forms,
 )
@@ -730,8 +732,20 @@ def _runtime_compiled_module_rejected(s: _Scoring) -> None:
     not because a package left the arch out (CuPy on sm_120 with an NVRTC before 12.8)."""
     if "no-kernel-image" not in s.scores or not set(s.matches["no-kernel-image"].sources) <= {CUDART, CUDRV}:
         return
-    if re.search(RUNTIME_COMPILED, s.body):
-        _move(s, "no-kernel-image", "jit-toolchain-too-old")
+    if not re.search(RUNTIME_COMPILED, s.body):
+        return
+    limits = load_tables().limits
+    named = [limits.get(parse_compute_capability(cc)) for cc in _distinct_ccs(s.facts)]
+    if named and all(lim is not None and _toolkit_key(lim.first_cuda_toolkit) <= (10, 0) for lim in named):
+        # every NVRTC CuPy has used (CUDA 10.2 on) knows these GPUs: the NVRTC is not older than the GPU; a GPU a
+        # newer toolkit dropped (Kepler under CUDA 12) is too old for it instead, which is no kernel image
+        return
+    _move(s, "no-kernel-image", "jit-toolchain-too-old")
+
+
+def _toolkit_key(version: str) -> tuple[int, int]:
+    major, _, minor = version.partition(".")
+    return int(major), int(minor or 0)
 
 
 # "device kernel image is invalid" is CUDA_ERROR_INVALID_IMAGE (200; 300, CUDA_ERROR_INVALID_SOURCE, prints the same
@@ -903,14 +917,20 @@ _BUILD_FLAGS_DOC = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index
 _PG_COMPAT = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#application-compatibility"
 
 
+# What the driver's JIT of lower-arch PTX shows besides a failure: slow first starts, the compute cache, wrong output.
+_JIT_SIGNS_RX = re.compile(rf"{SLOW_WORDS}|{MISBEHAVES}|\bhangs?\b|\bComputeCache\b", re.I)
+
+
 def _build_without_code_for_a_named_gpu(s: _Scoring) -> str | None:
     """The build flags a report pastes (``-gencode``, ``-arch=sm_XY``, ``TORCH_CUDA_ARCH_LIST``,
     ``CMAKE_CUDA_ARCHITECTURES``: :mod:`.builds`) judged against the GPUs it names by the rules' own function
     (cubins of the same major and an equal or lower minor, PTX of an equal or lower arch; Programming Guide,
     application compatibility): where no target runs on any GPU named, the build has no code for the GPU
     (``no-kernel-image``); where it runs on one GPU named and not another, the host or the two machines are mixed
-    (``mixed-gpu``).  ``a``/``f`` targets are left to the a/f form; a build that runs on every GPU named says
-    nothing."""
+    (``mixed-gpu``); where a GPU runs it only by the driver JIT-compiling PTX of a lower arch, that JIT is the
+    mechanism (``ptx-jit-lower-arch``: slow first starts, and code that picked its path by ``__CUDA_ARCH__`` taking
+    the older arch's path).  ``a``/``f`` targets are left to the a/f form; a build with cubins for every GPU named
+    says nothing."""
     targets = [t for t in iter_build_targets(s.body) if not t.variant]
     if not targets:
         return None
@@ -920,10 +940,13 @@ def _build_without_code_for_a_named_gpu(s: _Scoring) -> str | None:
             ccs.add(parse_compute_capability(cc))
         except ValueError:
             continue
-    missing = {cc for cc in ccs if not covers(targets, cc)}
-    if not missing:
-        return None
-    return "mixed-gpu" if len(missing) < len(ccs) else "no-kernel-image"
+    served = {cc: serves(targets, cc) for cc in ccs}
+    missing = [cc for cc, how in served.items() if how is None]
+    if missing:
+        return "mixed-gpu" if len(missing) < len(ccs) else "no-kernel-image"
+    if "ptx-jit" in served.values():
+        return "ptx-jit-lower-arch"  # a GPU that only the JIT of lower-arch PTX serves (PG_JIT)
+    return None
 
 
 def _forms_when_nothing_matched(s: _Scoring) -> None:
@@ -959,9 +982,13 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
         line = line_at(s.body, cuda_failure.start(), cuda_failure.end())
         vote("mixed-gpu", 2.0, line, [BEST_PRACTICES], _MIXED_FORM_NAME)
     built_for_others = _build_without_code_for_a_named_gpu(s)
-    if built_for_others and failure and not unrelated:
-        line = line_at(s.body, failure.start(), failure.end())
-        vote(built_for_others, 2.25, line, [_BUILD_FLAGS_DOC, _PG_COMPAT], BUILD_FORM_NAME)
+    if built_for_others and not unrelated:
+        # a failure, or for code the driver must JIT-compile, what that JIT costs or breaks (slow starts, garbage)
+        signs = [failure] if built_for_others != "ptx-jit-lower-arch" else [failure, *_JIT_SIGNS_RX.finditer(s.body)]
+        sign = next((m for m in signs if m is not None), None)
+        if sign is not None:
+            line = line_at(s.body, sign.start(), sign.end())
+            vote(built_for_others, 2.25, line, [_BUILD_FLAGS_DOC, _PG_COMPAT], BUILD_FORM_NAME)
     for form, line in forms:
         # the finding cites the documents behind the form, not the emitters it generalises: none of them printed
         # this text, and the grounders tailor fixes to the emitters a finding names

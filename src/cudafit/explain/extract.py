@@ -859,14 +859,18 @@ _AF_TOKEN = r"(?:\d{1,2}\.\d|\d{2,3})[af]"
 _ANY_TOKEN = r"(?:\d{1,2}\.\d|\d{2,3})[af]?(?![\w.])"
 # Words between the arch word and its list in prose ("arch list hardcodes 9.0a/10.0a", "architectures are 90a").
 _ARCH_WORDS = r"(?:\s+(?:list|lists|is|are|was|were|set|to|hardcodes?|includes?|only|of|defaults?)){0,2}"
+# The words that open a list of targets: "archs", "capabilities", TORCH_CUDA_ARCH_LIST, "the AOT build list was".
+_ARCH_NOUN = (
+    r"archs?|architectures?|capability|capabilities|\w*ARCH_LIST|\w*ARCHITECTURES|(?:build|target)\s+list|targets"
+)
 # group 1: the list of targets after an arch word, or a directory named after targets; "/" separates them too.
 UNPREFIXED_AF_ARCH = (
-    rf"(?:\b(?:archs?|architectures?|capability|capabilities|\w*ARCH_LIST|\w*ARCHITECTURES){_ARCH_WORDS}[\"'\s=:\[(]{{0,4}}"
+    rf"(?:\b(?:{_ARCH_NOUN}){_ARCH_WORDS}[\"'\s=:\[(]{{0,4}}"
     rf"((?:{_ANY_TOKEN}[\"'\s,;+/]{{1,3}}){{0,8}}{_ANY_TOKEN})|/((?:\d{{2,3}}[af]?_){{0,8}}\d{{2,3}}[af]?)/)"
 )
 # The same, matching where an a/f target is named (the catalogue's pattern; :func:`_af_arch` checks the number).
 UNPREFIXED_AF_MENTION = (
-    rf"(?:\b(?:archs?|architectures?|capability|capabilities|\w*ARCH_LIST|\w*ARCHITECTURES){_ARCH_WORDS}[\"'\s=:\[(]{{0,4}}"
+    rf"(?:\b(?:{_ARCH_NOUN}){_ARCH_WORDS}[\"'\s=:\[(]{{0,4}}"
     rf"(?:{_ANY_TOKEN}[\"'\s,;+/]{{1,3}}){{0,8}}|/(?:\d{{2,3}}[af]?_){{0,8}}){_AF_TOKEN}(?![\w.])"
 )
 _PREFIXED_RX = re.compile(PREFIXED_ARCH, re.I)

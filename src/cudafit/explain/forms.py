@@ -34,7 +34,9 @@ __all__ = [
     "CUDA_FAILURE",
     "FAILURE",
     "FORMS",
+    "MISBEHAVES",
     "MIXED_HOST_STATED",
+    "SLOW_WORDS",
     "UNRELATED_WORDS",
     "Form",
     "iter_form_sources",
@@ -240,10 +242,11 @@ _PTX_NEW = (
 # What the driver does when a build has no SASS for the GPU, and what the user sees of it (PG_JIT: JIT compilation
 # "increases application load time", its output is kept in the compute cache).
 _JIT_WORDS = (
-    r"(?:\b(?:JIT|just[- ]in[- ]time)[- ]?(?:compil\w*|ing)\b|\b(?:generat\w*|compil\w*|build\w*)\s+(?:the\s+)?"
+    r"(?:\b(?:JIT|just[- ]in[- ]time)[- ]?(?:compil\w*|ing)\b|\bre-?JIT(?:s|ted|ting|-compil\w*)?\b|"
+    r"\b(?:generat\w*|compil\w*|build\w*)\s+(?:the\s+)?"
     r"(?:cached\s+)?binar(?:y|ies)(?:\s+code)?\s+for\b|\bprebuilt binaries\b|\bcompil(?:es?|ing) (?:the )?PTX\b)"
 )
-_SLOW_WORDS = (
+SLOW_WORDS = (
     r"(?:\b(?:very |extremely |really )?slow\b|\b\d+(?:-\d+)? ?minutes?\b|\blong (?:time|delay)\b|\bdelays?\b|"
     r"\bfirst (?:run|start|call|time|launch|iteration|inference|epoch)\b|\bstart[- ]?up\b|\bwar[mn][- ]?up\b)"
 )
@@ -290,7 +293,7 @@ MIXED_HOST_STATED = (
 )
 
 # Code that runs and misbehaves, and PTX of a named lower arch: a virtual arch ("compute_61"), "PTX for sm_52".
-_MISBEHAVES = (
+MISBEHAVES = (
     r"\b(?:garbage|gibberish|nonsense|wrong (?:results?|outputs?|answers?|values)|incorrect (?:results?|outputs?|"
     r"values)|all zeros)\b"
 )
@@ -444,7 +447,7 @@ FORMS: tuple[Form, ...] = (
     _f(
         "JIT compilation at start-up",
         "ptx-jit-lower-arch",
-        rf"{_JIT_WORDS}[\s\S]{{0,300}}?{_SLOW_WORDS}|{_SLOW_WORDS}[\s\S]{{0,300}}?{_JIT_WORDS}",
+        rf"{_JIT_WORDS}[\s\S]{{0,300}}?{SLOW_WORDS}|{SLOW_WORDS}[\s\S]{{0,300}}?{_JIT_WORDS}",
         2.0,
         *_JIT,
         any_of=("jit", "just", "binar", "ptx"),
@@ -456,20 +459,30 @@ FORMS: tuple[Form, ...] = (
         # the Programming Guide's __CUDA_ARCH__ ("the architecture the code is compiled for", not the GPU it runs on)
         "lower-arch PTX that misbehaves",
         "ptx-jit-lower-arch",
-        rf"{_MISBEHAVES}[\s\S]{{0,300}}?{_LOWER_PTX}|{_LOWER_PTX}[\s\S]{{0,300}}?{_MISBEHAVES}",
+        rf"{MISBEHAVES}[\s\S]{{0,300}}?{_LOWER_PTX}|{_LOWER_PTX}[\s\S]{{0,300}}?{MISBEHAVES}",
         2.0,
         *_JIT,
         "ggml-org/llama.cpp:ggml/src/ggml-cuda/common.cuh",
         any_of=("compute_", "ptx"),
     ),
     _f(
+        # CUDA_FORCE_PTX_JIT=1 makes the driver ignore cubins and JIT-compile the PTX (Programming Guide, environment
+        # variables): a report that reaches for it, or whose failure it reproduces, is about PTX JIT
+        "forcing the PTX JIT",
+        "ptx-jit-lower-arch",
+        r"\bCUDA_FORCE_PTX_JIT\b",
+        2.0,
+        *_JIT,
+        any_of=("cuda_force_ptx_jit",),
+    ),
+    _f(
         "the compute cache",
         "ptx-jit-lower-arch",
-        r"\bCUDA_CACHE_(?:MAXSIZE|PATH|DISABLE)\b|\b(?:CUDA |JIT |the )?compute cache\b",
+        r"\bCUDA_CACHE_(?:MAXSIZE|PATH|DISABLE)\b|\b(?:CUDA |JIT |the )?compute ?cache\b|\.nv/ComputeCache\b",
         1.5,
         *_JIT,
         alone=False,
-        any_of=("cuda_cache", "compute cache"),
+        any_of=("cuda_cache", "compute cache", "computecache"),
     ),
     # -- shared-memory-limit: a block asking for more shared memory than the GPU has (PG_SMEM) ---------------------
     _f(
