@@ -474,3 +474,39 @@ def test_a_build_form_for_a_program_of_its_own_gets_no_pytorch_wheel() -> None:
 )  # fmt: skip
 def test_jit_cache_and_targets_from_my_own_phrasings(text: str, category: str) -> None:
     assert top(text) == category
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        # CUDA.jl's start-up warning (src/initialization.jl)
+        ("Warning: The NVIDIA driver on this system only supports up to CUDA 11.4.0.", "driver-too-old"),
+        # torch's Tensor.numpy() of a CUDA tensor (torch/csrc/utils/tensor_numpy.cpp)
+        ("TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
+         "memory first.", "device-mismatch"),
+        # XGBoost's MismatchedDevices (src/common/error_msg.cc)
+        ("WARNING: error_msg.cc:58: Falling back to prediction using DMatrix due to mismatched devices. XGBoost is "
+         "running on: cuda:0, while the input data is on: cpu.", "device-mismatch"),
+        # TensorFlow's ValidateDevice (tensorflow/core/framework/resource_mgr.cc)
+        ("InvalidArgumentError: Trying to access resource Resource-2-at-0x55 located in device "
+         "/job:localhost/replica:0/task:0/device:GPU:0 from device /job:localhost/replica:0/task:0/device:CPU:0",
+         "device-mismatch"),
+        # llama.cpp's API reporting a build without a GPU backend
+        (">>> llama_cpp.llama_supports_gpu_offload()\nFalse", "wrong-framework-build"),
+        # an extension built for a CUDA torch under a CPU torch: the torch is the wrong build
+        ("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+         "    PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.1.0+cpu)", "wrong-framework-build"),
+        # FlashAttention 2's backward check for head dims whose kernels need 8.0/9.0's shared memory
+        ("RuntimeError: FlashAttention backward for head dim > 192 with dropout requires A100/A800 or H100/H800",
+         "shared-memory-limit"),
+    ],
+)  # fmt: skip
+def test_emitters_found_by_my_own_probes(text: str, category: str) -> None:
+    assert top(text) == category
+
+
+def test_flash_attention_backward_gets_its_own_fixes() -> None:
+    from cudafit.explain import explain_text
+
+    (f,) = explain_text("RuntimeError: FlashAttention backward for head dim > 192 requires A100/A800 or H100/H800")
+    assert "dropout 0" in f.fixes[0] and "num_stages" not in " ".join(f.fixes)

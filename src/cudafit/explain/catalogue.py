@@ -664,9 +664,6 @@ CATEGORIES: tuple[Category, ...] = (
             ),
             _p(r"\bcutlass_scaled_mm_sm(?:75|80)_epilogue\b", 2.5, VLLM_C2X),
             _p(r"\bCUDA Device does not support bfloat16\b", 3, TORCH_AUTOCAST),
-            # flash-attn's backward for the largest head dims checks is_sm80 || is_sm90 (shared memory): "FlashAttention
-            # backward for head dim > 192 requires A100/A800 or H100/H800"
-            _p(r"\brequires A100/A800 or H100/H800\b", 3, FLASH_ATTN),
             _p(r"\bYour setup doesn'?t support bf16/gpu\b", 2.5, HF_TRAINING_ARGS),
             _p(r"\bYour GPU does not support Int8 Matmul\b", 3, BNB_OPS),
         ),
@@ -1277,6 +1274,23 @@ FAISS_NO_GPU = "facebookresearch/faiss:faiss/python/loader.py"
 CATBOOST_TRAIN = "catboost/catboost:catboost/libs/train_lib/train_model.cpp"
 DLIB_PYTHON = "davisking/dlib:tools/python/src/dlib.cpp"
 BNB_DIAGNOSTICS = "bitsandbytes-foundation/bitsandbytes:bitsandbytes/diagnostics/cuda.py"
+# CUDA.jl's start-up warning: "The NVIDIA driver on this system only supports up to CUDA 11.4.0. For performance
+# reasons, it is recommended to upgrade to a driver that supports CUDA 11.8 or higher."
+CUDAJL_INIT = "JuliaGPU/CUDA.jl:src/initialization.jl"
+# torch's Tensor.numpy() of a CUDA tensor: "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy
+# the tensor to host memory first."
+TORCH_TENSOR_NUMPY = "pytorch/pytorch:torch/csrc/utils/tensor_numpy.cpp"
+# XGBoost's MismatchedDevices warning: a booster on one device, the input data on another.
+XGBOOST_ERROR_MSG = "dmlc/xgboost:src/common/error_msg.cc"
+# TensorFlow's ValidateDevice: "Trying to access resource X located in device /...GPU:0 from device /...CPU:0".
+TF_RESOURCE_MGR = "tensorflow/tensorflow:tensorflow/core/framework/resource_mgr.cc"
+# llama.cpp's API: llama_supports_gpu_offload() is false for a build without a GPU backend (llama-cpp-python installed
+# without CMAKE_ARGS builds the CPU one).
+LLAMA_H = "ggml-org/llama.cpp:include/llama.h"
+# FlashAttention 2's backward checks is_sm80 || is_sm90 for the largest head dims: their kernels need the shared memory
+# of 8.0 (163 KB a block) and 9.0 (227 KB), which 8.6 and 8.9 (99 KB) lack (Programming Guide, compute capabilities
+# table); flash-attn 2.5.5 added smaller kernels for head dim 256 without dropout on those GPUs.
+FLASH_ATTN_BWD = "Dao-AILab/flash-attention:csrc/flash_attn/flash_api.cpp"
 # A CuTe atom of a plain arch compiled out (not the a/f-only TMA, STSM and modifiable-TMA macros); group 1: its SM.
 PLAIN_CUTE_ATOM = r"without CUTE_ARCH_(?!TMA_|STSM_|DEVICE_MODIFIABLE_)\w*?SM(\d{2,3})(?![AF\d])\w*?_ENABLED"
 _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
@@ -1325,6 +1339,12 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
         _p(r"Driver missing function: (?!cuInit\b|cuDriverGetVersion\b|cuDeviceGet\b|cuDeviceGetCount\b)cu\w+", 3,
            NUMBA_DRIVER),
         _p(r"\bNVIDIA Insufficient driver\b", 3, XMRSTAK_CUDA),
+        _p(r"\bdriver on this system only supports up to CUDA \d+", 3, CUDAJL_INIT),
+    ),
+    "device-mismatch": (
+        _p(r"can't convert cuda:?\d* device type tensor to numpy", 3, TORCH_TENSOR_NUMPY),
+        _p(r"Falling back to prediction using DMatrix due to mismatched devices", 3, XGBOOST_ERROR_MSG),
+        _p(r"Trying to access resource [\s\S]{0,200}?located in device \S+ from device \S+", 3, TF_RESOURCE_MGR),
     ),
     "no-kernel-image": (
         _p(r"CUDA binary kernel for this graphics card compute capability \(\d+\.\d+\) not found", 4, BLENDER_CUDA),
@@ -1396,6 +1416,7 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
         _p(r"tensormap\.replace is architecture-specific", 3.5, TE_GROUPED_TMA),
     ),
     "shared-memory-limit": (
+        _p(r"\brequires A100/A800 or H100/H800\b", 3, FLASH_ATTN_BWD),
         _p(r"FullyFusedMLP: insufficient shared memory available on the GPU", 4, TINYCUDANN_MLP),
         _p(r"Configuration uses too much shared memory", 4, CUTLASS_PY_CHECK),
         _p(r"Shared memory size limit exceeded: requested \d+, available: \d+", 4, XLA_TRITON_FUSION),
@@ -1417,6 +1438,7 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
     ),
     "wrong-framework-build": (
         _p(r"device requested but this build of Warp does not support CUDA", 4, WARP_CONTEXT_SRC),
+        _p(r"\bllama_supports_gpu_offload\(\)\s*(?:->|returns?|is|==|:)?\s*\n?\s*False\b", 3, LLAMA_H),
         # OpenCV's throw_no_cuda: the cv::cuda functions of a build without them
         _p(
             r"The called functionality is disabled for current build or platform\)? in (?:function '?)?throw_no_cuda",

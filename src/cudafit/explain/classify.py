@@ -706,6 +706,16 @@ CPU_ONLY_TORCH = (
 )
 
 
+def _cuda_extension_under_a_cpu_torch(s: _Scoring) -> None:
+    """An extension built for a CUDA torch that cannot load (xformers' "xFormers was built for: PyTorch 2.1.0+cu121
+    ... (you have 2.1.0+cpu)", xformers/_cpp_lib.py) in a process whose torch is a CPU build: the torch installed is
+    the wrong build (pip resolved the CPU wheel), which no rebuild of the extension fixes."""
+    if "extension-abi-mismatch" not in s.scores:
+        return
+    if max(s.scores, key=lambda c: s.scores[c][0]) == "extension-abi-mismatch" and re.search(CPU_ONLY_TORCH, s.body):
+        _move(s, "extension-abi-mismatch", "wrong-framework-build")
+
+
 def _cpu_build_loading_cuda_data(s: _Scoring) -> None:
     """torch.load's "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False"
     (torch/serialization.py, validate_cuda_device) says only that this process has no CUDA: on a machine without a
@@ -1036,6 +1046,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _built_for_another_gpu,
     _unrelated_error_over_a_mixed_host,
     _cpu_build_loading_cuda_data,
+    _cuda_extension_under_a_cpu_torch,
     _runtime_compiled_module_rejected,
     _image_the_driver_cannot_load,
     _triton_cubin_of_another_gpu,

@@ -48,6 +48,8 @@ def ground_shared_memory(g: Ground) -> Grounded:
 
     out = default(g)
     sm = g.ev.get("shared_memory")
+    if not sm and "flash-attn" in g.emitters:
+        return _flash_attention_backward(out, g)
     if not sm:
         return out
     limits = [
@@ -77,6 +79,31 @@ def ground_shared_memory(g: Ground) -> Grounded:
     bigger = [x for x, lim in limits if lim >= sm["required"] and x in g.context.gpus]
     if bigger:
         out.fixes.append(f"or run it on {describe(bigger)}, which has enough shared memory")
+    return out
+
+
+def _flash_attention_backward(out: Grounded, g: Ground) -> Grounded:
+    """FlashAttention's backward for the largest head dims checks for 8.0 or 9.0: its kernels need their shared memory
+    (163 KB and 227 KB a block; 8.6 and 8.9 have 99 KB, Programming Guide's compute capabilities table)."""
+    from cudafit.rules import tables
+
+    small = [
+        x
+        for x in g.gpus
+        if (cl := tables.cc_limits(x.compute_capability)) and cl.max_shared_memory_per_block_optin < 163 * 1024
+    ]
+    which = describe(small) if small else "this GPU"
+    out.cause = (
+        f"FlashAttention's backward kernels for this head dim need the shared memory of compute capability 8.0 or 9.0 "
+        f"(163 KB / 227 KB a block); {which} has less, so the library refuses it"
+    )
+    out.fixes = [
+        "train with attention dropout 0: flash-attn 2.5.5 and later have head-dim-256 backward kernels that fit 8.6 "
+        "and 8.9 without dropout (pip install -U flash-attn)",
+        "or use a model/config with a head dim of at most 192 (64 for FlashAttention 1.x), or PyTorch's "
+        "scaled_dot_product_attention for this layer",
+        "or run training on a GPU of compute capability 8.0 or 9.0 (A100/A800, H100/H800)",
+    ]
     return out
 
 
