@@ -510,3 +510,24 @@ def test_flash_attention_backward_gets_its_own_fixes() -> None:
 
     (f,) = explain_text("RuntimeError: FlashAttention backward for head dim > 192 requires A100/A800 or H100/H800")
     assert "dropout 0" in f.fixes[0] and "num_stages" not in " ".join(f.fixes)
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("cudf.errors.UnsupportedCUDAError: Please update your NVIDIA GPU Driver to support CUDA Runtime.\n"
+         "Detected CUDA Runtime version : 11080", "driver-too-old"),
+        ("ValueError: Pointer argument (at 0) cannot be accessed from Triton (cpu tensor?)", "device-mismatch"),
+        ("TypeError: Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct a NumPy "
+         "array explicitly.", "device-mismatch"),
+        ("`cutlassF-pt` is not supported because:\n    device=cpu (supported: {'cuda'})", "device-mismatch"),
+        ("numba.cuda.cudadrv.error.NvvmSupportError: No supported GPU compute capabilities found. Please check your "
+         "cudatoolkit version matches your CUDA version.", "jit-toolchain-too-old"),
+        ("Error: UnsupportedPtxVersion\nlet module = Module::from_ptx(PTX, &[])?;", "ptx-too-new-for-driver"),
+        ("Expected symbol in library: /lib/x86_64-linux-gnu/libcuda.so.1: undefined symbol: cuCtxCreate_v4",
+         "driver-too-old"),
+        ("$ python -c 'import torch; print(torch.__version__)'\n2.0.1+cpu", "wrong-framework-build"),
+    ],
+)  # fmt: skip
+def test_more_emitters_found_by_my_own_probes(text: str, category: str) -> None:
+    assert top(text) == category

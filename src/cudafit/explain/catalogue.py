@@ -744,6 +744,8 @@ CATEGORIES: tuple[Category, ...] = (
             # the same string as titles and prose shorten it ("PTX compiled with unsupported toolchain")
             _p(r"\bPTX (?:was |is )?compiled with (?:an )?unsupported toolchain", 3, CUDART),
             _p(r"cudaErrorUnsupportedPtxVersion|CUDA_ERROR_UNSUPPORTED_PTX_VERSION", 4, CUDRV),
+            # Rust-CUDA's cust names the same driver error as an enum variant
+            _p(r"\bUnsupportedPtxVersion\b", 3, RUST_CUST),
             _p(r"\berror(?: code)?[ :=]*222\b", 2, CUDART),
             _p(r"a PTX JIT compilation failed|cudaErrorInvalidPtx|CUDA_ERROR_INVALID_PTX", 1, CUDRV),
             _p(
@@ -1291,6 +1293,14 @@ LLAMA_H = "ggml-org/llama.cpp:include/llama.h"
 # of 8.0 (163 KB a block) and 9.0 (227 KB), which 8.6 and 8.9 (99 KB) lack (Programming Guide, compute capabilities
 # table); flash-attn 2.5.5 added smaller kernels for head dim 256 without dropout on those GPUs.
 FLASH_ATTN_BWD = "Dao-AILab/flash-attention:csrc/flash_attn/flash_api.cpp"
+# cuDF's import check: the driver's CUDA older than the runtime's ("Please update your NVIDIA GPU Driver to support CUDA
+# Runtime. Detected CUDA Runtime version : 11080 / Latest version of CUDA supported by current NVIDIA GPU Driver :")
+CUDF_GPU_UTILS = "rapidsai/cudf:python/cudf/cudf/utils/gpu_utils.py"
+# Triton's launcher: a pointer argument the driver does not know as device memory ("Pointer argument (at 0) cannot be
+# accessed from Triton (cpu tensor?)")
+TRITON_DRIVER_PY = "triton-lang/triton:third_party/nvidia/backend/driver.py"
+# CuPy's ndarray.__array__: "Implicit conversion to a NumPy array is not allowed. Please use `.get()`"
+CUPY_CORE = "cupy/cupy:cupy/_core/core.pyx"
 # A CuTe atom of a plain arch compiled out (not the a/f-only TMA, STSM and modifiable-TMA macros); group 1: its SM.
 PLAIN_CUTE_ATOM = r"without CUTE_ARCH_(?!TMA_|STSM_|DEVICE_MODIFIABLE_)\w*?SM(\d{2,3})(?![AF\d])\w*?_ENABLED"
 _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
@@ -1326,6 +1336,9 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
         _p(r"current binary does not include kernels compiled natively for this architecture", 2, GROMACS_DEVICES),
     ),
     "jit-toolchain-too-old": (
+        # numba's find_closest_arch when the NVVM it loaded supports no compute capability at all (an NVVM of a
+        # cudatoolkit that does not match, or none): the run-time compiler cannot target the GPU
+        _p(r"No supported GPU compute capabilities found", 3.5, NUMBA_NVVM),
         _p(r"GPU \(compute capability \d+\.\d+\) is not fully supported by CUDA \d+\.\d+", 3, CUDAJL_STATE),
         # XLA's LLVM back end does not know the GPU and compiles for the newest target it knows.
         _p(r"Unknown compute capability \S+\.? Defaulting to telling LLVM that we'?re compiling for", 2.5, XLA_NVPTX),
@@ -1340,8 +1353,14 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
            NUMBA_DRIVER),
         _p(r"\bNVIDIA Insufficient driver\b", 3, XMRSTAK_CUDA),
         _p(r"\bdriver on this system only supports up to CUDA \d+", 3, CUDAJL_INIT),
+        _p(r"Please update your NVIDIA GPU Driver to support CUDA Runtime", 4, CUDF_GPU_UTILS),
+        _p(r"Latest version of CUDA supported by current NVIDIA GPU Driver", 3, CUDF_GPU_UTILS),
     ),
     "device-mismatch": (
+        _p(r"Pointer argument \(at \d+\) cannot be accessed from Triton \(cpu tensor\?\)", 4, TRITON_DRIVER_PY),
+        _p(r"Implicit conversion to a NumPy array is not allowed", 3, CUPY_CORE),
+        # xformers' operator reasons (fmha/common.py): "device=cpu (supported: {'cuda'})"
+        _p(r"\bdevice=cpu \(supported: \{'cuda'\}\)", 3, XFORMERS),
         _p(r"can't convert cuda:?\d* device type tensor to numpy", 3, TORCH_TENSOR_NUMPY),
         _p(r"Falling back to prediction using DMatrix due to mismatched devices", 3, XGBOOST_ERROR_MSG),
         _p(r"Trying to access resource [\s\S]{0,200}?located in device \S+ from device \S+", 3, TF_RESOURCE_MGR),

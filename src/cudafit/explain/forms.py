@@ -534,6 +534,19 @@ FORMS: tuple[Form, ...] = (
         r"\blibcuda\.so[.\d]*:? (?:cannot open|not found|no such file)|\bstub (?:library|libcuda)\b|"
         r"CUDA_ERROR_STUB_LIBRARY|\bdriver(?: version)?:? 0\.0\b|\bno (?:NVIDIA |CUDA )?driver\b",
     ),
+    _f(
+        # A driver API entry point libcuda does not export (cuCtxCreate_v4, cuMemAllocAsync): bindings that link the
+        # versioned entry points of a newer CUDA (cudarc, cust, the runtime's lazy loading) meet a driver older than
+        # that CUDA (CUDA Driver API, versioned entry points; cuGetProcAddress)
+        "a driver entry point libcuda lacks",
+        "driver-too-old",
+        r"\blibcuda\.so(?:\.\d+)*:?\s*undefined symbol:?\s*cu[A-Z]\w+"
+        r"|\bundefined symbol:?\s*cu[A-Z]\w*_v\d\b[^\n]{0,40}?\blibcuda\b",
+        2.25,
+        *_DRIVERS,
+        "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DRIVER__ENTRY__POINT.html",
+        all_of=("undefined symbol",),
+    ),
     # -- ptx-too-new-for-driver: PTX of a newer ISA than the driver's JIT (COMPAT_DOC) ------------------------------
     _f(
         "PTX newer than the driver",
@@ -559,6 +572,8 @@ FORMS: tuple[Form, ...] = (
         # "the CPU version of torch", a "+cpu" wheel
         r"|\bCPU(?:[- ]only)?\s+(?:build|version|wheel|package|variant)\s+of\s+(?:torch|pytorch|tensorflow|jax\w*|"
         r"paddle\w*|onnxruntime|faiss)\b|\b(?:torch|torchvision|torchaudio)\W{1,3}\d+\.\d+(?:\.\d+)?\+cpu\b"
+        # a version with PyTorch's CPU-wheel tag printed alone ("2.0.1+cpu /home/u/.local/.../torch/__init__.py")
+        r"|(?<![\w.])\d+\.\d+\.\d+\+cpu\b"
         # the frameworks listing no GPU: torch's is_available() False, TensorFlow's empty GPU list, JAX's CPU device,
         # ONNX Runtime's CPU provider alone
         r"|\bcuda\.is_available\(\)\)?\s*(?:returns?|is|==|->|:|gives?|prints?|shows?)?\s*:?\s*False\b"
