@@ -531,3 +531,28 @@ def test_flash_attention_backward_gets_its_own_fixes() -> None:
 )  # fmt: skip
 def test_more_emitters_found_by_my_own_probes(text: str, category: str) -> None:
     assert top(text) == category
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        # a GPU newer than every target of the build's own list: no code, whatever a target among them is
+        ("NVIDIA GB10 with CUDA capability sm_121 is not compatible with the current PyTorch installation.\n"
+         "The current PyTorch install supports CUDA capabilities sm_50 sm_80 sm_86 sm_89 sm_90 sm_90a.",
+         "no-kernel-image"),
+        # an a-only build beside a GPU outside it: the kernel name's "_sm100" is no list of the build
+        ("RuntimeError: CUDA error: no kernel image is available for execution on the device\n  in "
+         "cutlass_scaled_mm_sm100 ...\nbuild env: TORCH_CUDA_ARCH_LIST='9.0a;10.0a'\nGPU: RTX 5090",
+         "arch-specific-mismatch"),
+        # a project's own arch variable
+        ('TransformerEngine built with NVTE_CUDA_ARCHS="90a". On the L4: CUDA Error: no kernel image is available for '
+         "execution on the device", "arch-specific-mismatch"),
+        # GROMACS' PTX-only target and candle's PTX kernels on a newer GPU, beside a slow start / a failure
+        ("GROMACS built with GMX_CUDA_TARGET_COMPUTE=70 (no SM list) on an H100 node: mdrun sits ~4 minutes before "
+         "step 0", "ptx-jit-lower-arch"),
+        ("-gencode arch=compute_60,code=compute_60 (PTX only). On H100 the first step takes 4+ minutes",
+         "ptx-jit-lower-arch"),
+    ],
+)  # fmt: skip
+def test_build_lists_of_their_own(text: str, category: str) -> None:
+    assert top(text) == category

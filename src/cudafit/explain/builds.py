@@ -40,6 +40,10 @@ _ARCH_FLAG = re.compile(r"(?<![\w-])(?:-arch|--gpu-architecture)[= ]\s*(sm|compu
 
 # OpenCV's CMake options: CUDA_ARCH_BIN="6.1 7.5" (cubins), CUDA_ARCH_PTX="7.5" (PTX), as X.Y lists
 _OPENCV_LIST = re.compile(rf"\bCUDA_ARCH_(BIN|PTX)\s*[=:]\s*{_LIST_VALUE}", re.I)
+# GROMACS' CMake options: GMX_CUDA_TARGET_SM="70;80" (cubins), GMX_CUDA_TARGET_COMPUTE="70" (PTX), as XY lists
+_GROMACS_LIST = re.compile(rf"\bGMX_CUDA_TARGET_(SM|COMPUTE)\s*[=:]\s*{_LIST_VALUE}", re.I)
+# candle's kernels are compiled to PTX for CUDA_COMPUTE_CAP (bindgen_cuda) and JIT-compiled by the driver at load
+_CANDLE_CAP = re.compile(r"\bCUDA_COMPUTE_CAP\s*[=:]\s*[\"']?(\d{2,3})\b")
 # prose: "built with compute_60 PTX only", "compiled only for sm_75", "built for sm_61 and sm_75"
 _PROSE = re.compile(
     r"\b(?:built|compiled|build|compile)\s+(?:only\s+)?(?:for|with)\s+(?:only\s+)?"
@@ -72,6 +76,12 @@ def iter_build_targets(text: str) -> Iterator[Requirement]:
         for r in _parse(value):
             if r.form == "torch":  # X.Y entries: cubins for CUDA_ARCH_BIN, PTX for CUDA_ARCH_PTX
                 yield from _parse(f"{'compute' if ptx else 'sm'}_{r.cc.arch_number}{r.variant}")
+    for m in _GROMACS_LIST.finditer(text):
+        value = next(g for g in m.groups()[1:] if g is not None).rstrip(". ")
+        prefix = "compute" if m.group(1).upper() == "COMPUTE" else "sm"
+        yield from _parse(" ".join(f"{prefix}_{n}" for n in re.findall(r"\d{2,3}", value)))
+    for m in _CANDLE_CAP.finditer(text):
+        yield from _parse(f"compute_{m.group(1)}")
     for m in _PROSE.finditer(text):
         yield from _parse(" ".join(re.findall(r"(?:sm|compute)_\d{2,3}[af]?", m.group(1).lower())))
     for m in _ARCH_FLAG.finditer(text):

@@ -212,12 +212,30 @@ def _arch_specific_beside_missing_image(s: _Scoring) -> None:
     if match.strongest < 2.5 and not real:
         del s.scores["arch-specific-mismatch"]
         return
-    if "no-kernel-image" in s.scores or "mixed-gpu" in s.scores:
+    if ("no-kernel-image" in s.scores or "mixed-gpu" in s.scores) and _newer_than_every_target(s):
+        # a GPU of a newer major than every target the build lists (sm_121 beside "sm_80 ... sm_90 sm_90a"): the
+        # build predates the GPU, and its a target is no more the cause than its plain ones
+        del s.scores["arch-specific-mismatch"]
+    elif "no-kernel-image" in s.scores or "mixed-gpu" in s.scores:
         s.bump("arch-specific-mismatch", s.scores.get("no-kernel-image", (2.0, []))[0])
     elif built_af_only and (_MISSING_IMAGE.search(s.body) or _outside_af_build(s, built_af_only)):
         s.bump("arch-specific-mismatch", 1.5)
     elif s.matches["arch-specific-mismatch"].strongest < 2.5:  # only arch names, no failure of their own
         del s.scores["arch-specific-mismatch"]
+
+
+def _newer_than_every_target(s: _Scoring) -> bool:
+    """Whether every GPU the text names has a higher major than every target of the build's own list (torch's
+    "supports CUDA capabilities ...", the build flags), with a plain target among them: a GPU the whole build
+    predates.  Arch names elsewhere in the text (a kernel's "_sm100") are no list of the build."""
+    flags = [f"sm_{t.cc.arch_number}{t.variant}" for t in iter_build_targets(s.body)]
+    names = [*s.facts.get("build_archs", []), *flags]
+    archs = [parse_sm_arch(a) for a in names]
+    if not archs or all(a.variant.value for a in archs):
+        return False
+    ccs = [parse_compute_capability(cc) for cc in _distinct_ccs(s.facts)]
+    top = max(a.number // 10 for a in archs)
+    return bool(ccs) and all(cc.major > top for cc in ccs)
 
 
 def _outside_af_build(s: _Scoring, libraries: set[str]) -> bool:

@@ -861,7 +861,8 @@ _ANY_TOKEN = r"(?:\d{1,2}\.\d|\d{2,3})[af]?(?![\w.])"
 _ARCH_WORDS = r"(?:\s+(?:list|lists|is|are|was|were|set|to|hardcodes?|includes?|only|of|defaults?)){0,2}"
 # The words that open a list of targets: "archs", "capabilities", TORCH_CUDA_ARCH_LIST, "the AOT build list was".
 _ARCH_NOUN = (
-    r"archs?|architectures?|capability|capabilities|\w*ARCH_LIST|\w*ARCHITECTURES|(?:build|target)\s+list|targets"
+    r"archs?|architectures?|capability|capabilities|\w*ARCH_LIST|\w*ARCHITECTURES|\w+_ARCHS|(?:build|target)\s+list|"
+    r"targets"
 )
 # group 1: the list of targets after an arch word, or a directory named after targets; "/" separates them too.
 UNPREFIXED_AF_ARCH = (

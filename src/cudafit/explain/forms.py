@@ -247,7 +247,8 @@ _JIT_WORDS = (
     r"(?:cached\s+)?binar(?:y|ies)(?:\s+code)?\s+for\b|\bprebuilt binaries\b|\bcompil(?:es?|ing) (?:the )?PTX\b)"
 )
 SLOW_WORDS = (
-    r"(?:\b(?:very |extremely |really )?slow\b|\b\d+(?:-\d+)? ?minutes?\b|\blong (?:time|delay)\b|\bdelays?\b|"
+    r"(?:\b(?:very |extremely |really )?slow\b|\b\d+(?:-\d+|\+)? ?(?:minutes?|mins?)\b|\blong (?:time|delay)\b|"
+    r"\bdelays?\b|"
     r"\bfirst (?:run|start|call|time|launch|iteration|inference|epoch)\b|\bstart[- ]?up\b|\bwar[mn][- ]?up\b)"
 )
 _TOOL = r"(?:nvcc|ptxas|nvrtc|nvlink|fatbinary|LLVM|clang|NVPTX|cuda[ -]?toolkit|CUDA \d+(?:\.\d+)?|toolkit|compiler)"
