@@ -556,3 +556,19 @@ def test_more_emitters_found_by_my_own_probes(text: str, category: str) -> None:
 )  # fmt: skip
 def test_build_lists_of_their_own(text: str, category: str) -> None:
     assert top(text) == category
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Blender names the GPU's capability in its own message: with a second card listed, the host is mixed
+        "[Bug] Cycles fails with both GPUs enabled\nCUDA: GeForce GTX 680 + GeForce RTX 3070 both ticked.\n"
+        '"CUDA binary kernel for this graphics card compute capability (3.0) not found."',
+        # GROMACS refuses the card an nvidia-smi index named in CUDA's numbering
+        "#0: NVIDIA GeForce RTX 3080, compute cap.: 8.6, ECC:  no, stat: compatible\n"
+        "#1: NVIDIA GeForce GTX 780, compute cap.: 3.5, ECC:  no, stat: incompatible\n"
+        "I passed -gpu_id 1 thinking it was the 3080 (that's how nvidia-smi numbers them).",
+    ],
+)
+def test_mixed_hosts_from_my_own_phrasings(text: str) -> None:
+    assert top(text) == "mixed-gpu"

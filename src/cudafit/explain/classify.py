@@ -615,7 +615,8 @@ _MIXED_HOST_STATED = re.compile(MIXED_HOST_STATED, re.I)
 
 def _guard_on_a_mixed_host(s: _Scoring) -> None:
     """A capability guard that refused a GPU in a report that calls its host mixed ("multiple GPUs with different
-    architectures", "a bug in the capability test with different GPUs available"): the guard judged one card of a
+    architectures", "a bug in the capability test with different GPUs available") or says the GPUs' numberings were
+    mixed up: the guard judged one card of a
     mixed host -- the one the process was given by device order, or the one a native build targeted -- and the
     report's point is the mix (error_categories.md, mixed-gpu: "device order confuses which card is used";
     CUDA_DEVICE_ORDER, CUDA Programming Guide, environment variables).  GPUs of two capabilities listed beside a guard
@@ -623,10 +624,18 @@ def _guard_on_a_mixed_host(s: _Scoring) -> None:
     if "capability-guard" not in s.scores or max(s.scores, key=lambda c: s.scores[c][0]) != "capability-guard":
         return
     stated = _MIXED_HOST_STATED.search(s.body)
-    if stated:
+    line = line_at(s.body, stated.start(), stated.end()) if stated else None
+    if line is None:
+        # a report that the GPUs' two numberings were mixed up ("-gpu_id 1, that's how nvidia-smi numbers them"):
+        # the guard refused the card the index named in the other numbering
+        line = next((ln for form, ln in iter_forms(s.body) if form.name in _NUMBERING_FORMS), None)
+    if line is not None:
         _move(s, "capability-guard", "mixed-gpu")
-        s.scores["mixed-gpu"][1].insert(0, line_at(s.body, stated.start(), stated.end()))
+        s.scores["mixed-gpu"][1].insert(0, line)
         _adopt_mentioned_gpus(s)
+
+
+_NUMBERING_FORMS = frozenset({"CUDA's device order against nvidia-smi's", "two numberings of the GPUs disagree"})
 
 
 def _mixed_host(s: _Scoring) -> None:

@@ -276,6 +276,10 @@ _GPU_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     # xformers' dispatcher and bitsandbytes' setup name the capability only
     (re.compile(r"()your GPU has capability \((\d+), (\d+)\)"), "major_minor"),
     (re.compile(r"()your gpu arch \((\d+), (\d+)\) isn't compiled"), "major_minor"),
+    # Blender Cycles: "CUDA binary kernel for this graphics card compute capability (3.0) not found"
+    (re.compile(r"()CUDA binary kernel for this graphics card compute capability \((\d+\.\d)\) not found"), "cc"),
+    # GROMACS' device list: "#1: NVIDIA GeForce GTX 780, compute cap.: 3.5, ECC:  no, stat: incompatible"
+    (re.compile(r"#\d+: ([^,\n]+), compute cap\.: (\d+\.\d)(?!\d)"), "cc"),
     # numba's NVVM: "GPU compute capability 3.0 is not supported(requires >=3.5)"
     (re.compile(r"()GPU compute capability (\d+\.\d) is not supported"), "cc"),
     (re.compile(r"()Highest compute capability among GPUs detected: (\d+\.\d)(?!\d)"), "cc"),

@@ -829,6 +829,10 @@ FORMS: tuple[Form, ...] = (
         "mixed-gpu",
         rf"\b(?:{_INDEXED})[_ ]?{_NUMBERING}\b[^\n]{{0,80}}?\b(?:nvidia-smi|PCI|NVML|NVAPI)\b"
         r"|\bnvidia-smi\b[^\n]{0,80}?\b(?:order|PCI bus)\b[^\n]{0,80}?\bCUDA\b"
+        # "(that's how nvidia-smi numbers them)", "because nvidia-smi lists the 4070 as 1"
+        r"|\b(?:nvidia-smi|NVML)\s+(?:numbers|orders|enumerates|indexes|counts)\b"
+        r"|\b(?:nvidia-smi|NVML)\s+(?:lists|shows|numbers|labels|reports|calls|has)\s+(?:the\s+|my\s+)?[\w -]{1,30}?"
+        r"\s+as\s+(?:GPU\s*|device\s*|index\s*)?#?\d\b"
         r"|\bCUDA_DEVICE_ORDER\s*=\s*['\"]?PCI_BUS_ID\b",
         2.0,
         _ENV_VARS,
