@@ -572,3 +572,40 @@ def test_build_lists_of_their_own(text: str, category: str) -> None:
 )
 def test_mixed_hosts_from_my_own_phrasings(text: str) -> None:
     assert top(text) == "mixed-gpu"
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        # guards in their own words
+        ("CUDA device supported only with compute capability 3.0 or up, found 2.1.", "capability-guard"),
+        ("* Device #1: This hardware has outdated CUDA compute capability (3.5).", "capability-guard"),
+        ("[[pulse_test]] Incompatible CUDA compute capability major version: 12", "capability-guard"),
+        # OptiX lives in the driver
+        ("Optix call (optixInit()) failed with code OPTIX_ERROR_UNSUPPORTED_ABI_VERSION (line 574)", "driver-too-old"),
+        # host memory handed to device code, per library
+        ("KernelError: passing and using non-bitstype argument\n      .x is of type Array{Float32,1} which is not "
+         "isbits.", "device-mismatch"),
+        ("ValueError: numpy and cupy must not be used together\ntype(W): <class 'cupy.core.core.ndarray'>",
+         "device-mismatch"),
+        ("error: (-213:The function/feature is not implemented) You should explicitly call download method for "
+         "cuda::GpuMat object in function 'getMat_'", "device-mismatch"),
+        # ggml's message quoted without its kernel
+        ('Na RTX 4060 modelos q8_0 dão "no device code compatible with CUDA arch 520" e aborta.', "ptx-jit-lower-arch"),
+        # torch's own listing of a session: the build's cubins against the GPU's capability
+        (">>> torch.cuda.get_device_capability()\n(6, 1)\n>>> torch.cuda.get_arch_list()\n"
+         "['sm_75', 'sm_80', 'sm_86', 'sm_90', 'sm_100', 'sm_120']\nFirst forward fails.", "no-kernel-image"),
+        ("kohya venv on Windows, RTX 4070. torch.version.cuda -> None, nvidia-smi works", "wrong-framework-build"),
+        ("nvidia-smi:\n|   0  NVIDIA GeForce GTX 1070      | 00000000:01:00.0 |\n|   1  NVIDIA GeForce RTX 3090      | "
+         "00000000:02:00.0 |\nI set CUDA_VISIBLE_DEVICES=1 to train on the 3090, but get_device_name(0) says GeForce "
+         "GTX 1070 and bf16 autocast errors out.", "mixed-gpu"),
+    ],
+)  # fmt: skip
+def test_probe_round_c_and_d(text: str, category: str) -> None:
+    assert top(text) == category
+
+
+def test_a_name_with_its_arch_beside_it_is_a_gpu() -> None:
+    from cudafit.explain.extract import iter_mentioned_gpus
+
+    assert list(iter_mentioned_gpus("Deployed on GCP L4 (sm_89)")) == [("L4", "8.9")]

@@ -441,6 +441,8 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"FATAL: kernel `\w+`", 2, TORCH_MEA),
             # ggml (llama.cpp): the kernel's variant for the arch that ran is a stub (NO_DEVICE_CODE).
             _p(r"has no device code compatible with CUDA arch \d+", 4, GGML_COMMON),
+            # the same, quoted without its kernel ("no device code compatible with CUDA arch 520")
+            _p(r"\bno device code compatible with CUDA arch \d+", 3.5, GGML_COMMON),
             # the same printf ("%s:%d: ERROR: CUDA kernel %s has no device code compatible with CUDA arch %d. ...")
             # where a title or an excerpt ends before the arch
             _p(r"\bCUDA kernel \w+ has no device code compatible\b", 3, GGML_COMMON),
@@ -1301,6 +1303,16 @@ CUDF_GPU_UTILS = "rapidsai/cudf:python/cudf/cudf/utils/gpu_utils.py"
 TRITON_DRIVER_PY = "triton-lang/triton:third_party/nvidia/backend/driver.py"
 # CuPy's ndarray.__array__: "Implicit conversion to a NumPy array is not allowed. Please use `.get()`"
 CUPY_CORE = "cupy/cupy:cupy/_core/core.pyx"
+# GPUCompiler's validation (CUDA.jl's kernels): a kernel argument that is not isbits; a host Array among them is CPU
+# memory handed to a GPU kernel ("passing and using non-bitstype argument ... is of type Array{Float32,1}").
+GPUCOMPILER_VALIDATION = "JuliaGPU/GPUCompiler.jl:src/validation.jl"
+# Chainer's functions refuse NumPy and CuPy arrays mixed in one call.
+CHAINER_LINEAR = "chainer/chainer:chainer/functions/connection/linear.py"
+# OpenCV's _InputArray::getMat of a cuda::GpuMat: device memory where host memory was expected.
+OPENCV_MATRIX_WRAP = "opencv/opencv:modules/core/src/matrix_wrap.cpp"
+# OptiX 7+ lives in the display driver (nvoptix): optixInit returns OPTIX_ERROR_UNSUPPORTED_ABI_VERSION when the
+# driver's OptiX predates the SDK's ABI, each SDK release naming its minimum driver.
+OPTIX_GUIDE = "https://raytracing-docs.nvidia.com/optix7/guide/index.html#implementation_principles"
 # A CuTe atom of a plain arch compiled out (not the a/f-only TMA, STSM and modifiable-TMA macros); group 1: its SM.
 PLAIN_CUTE_ATOM = r"without CUTE_ARCH_(?!TMA_|STSM_|DEVICE_MODIFIABLE_)\w*?SM(\d{2,3})(?![AF\d])\w*?_ENABLED"
 _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
@@ -1322,6 +1334,9 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
         _p(r"Could not find a compatible device on the system to run TRT Engine", 3, TORCH_TRT_PY),
         _p(r"engine is being instantiated in a multi-GPU system", 1, TORCH_TRT_RUNTIME),
         _p(r"engine is being instantitated in a multi-GPU system", 1, TORCH_TRT_RUNTIME),
+        # torch's cpp_extension builds for the cards visible at build time when TORCH_CUDA_ARCH_LIST is unset: on a
+        # host of two capabilities (classify's _mixed_host) the other card has no code
+        _p(r"TORCH_CUDA_ARCH_LIST is not set, all archs for visible cards are included", 1, TORCH_EXT),
     ),
     "ptx-jit-lower-arch": (
         _p(r"tinycudann was built for lower compute capability", 2.5, TINYCUDANN_TORCH),
@@ -1355,8 +1370,16 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
         _p(r"\bdriver on this system only supports up to CUDA \d+", 3, CUDAJL_INIT),
         _p(r"Please update your NVIDIA GPU Driver to support CUDA Runtime", 4, CUDF_GPU_UTILS),
         _p(r"Latest version of CUDA supported by current NVIDIA GPU Driver", 3, CUDF_GPU_UTILS),
+        _p(r"\bOPTIX_ERROR_UNSUPPORTED_ABI_VERSION\b", 3, OPTIX_GUIDE),
     ),
     "device-mismatch": (
+        _p(
+            r"passing and using non-bitstype argument[\s\S]{0,300}?\bof type (?:Core\.)?(?:Array|Vector|Matrix)\{",
+            3,
+            GPUCOMPILER_VALIDATION,
+        ),
+        _p(r"\bnumpy and cupy must not be used together\b", 4, CHAINER_LINEAR),
+        _p(r"You should explicitly call download method for cuda::GpuMat object", 3, OPENCV_MATRIX_WRAP),
         _p(r"Pointer argument \(at \d+\) cannot be accessed from Triton \(cpu tensor\?\)", 4, TRITON_DRIVER_PY),
         _p(r"Implicit conversion to a NumPy array is not allowed", 3, CUPY_CORE),
         # xformers' operator reasons (fmha/common.py): "device=cpu (supported: {'cuda'})"
@@ -1606,6 +1629,8 @@ SOURCE_PROJECTS: dict[str, str] = {
     "NVlabs/tiny-cuda-nn": "tiny-cuda-nn",
     "pytorch/TensorRT": "torch-tensorrt",
     "rapidsai/cudf": "cudf",
+    "JuliaGPU/GPUCompiler.jl": "cuda.jl",
+    "chainer/chainer": "chainer",
     "JuliaGPU/CUDA.jl": "cuda.jl",
     "dmlc/xgboost": "xgboost",
     "microsoft/LightGBM": "lightgbm",

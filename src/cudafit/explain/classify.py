@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
+from cudafit.audit.spec import parse_require
 from cudafit.explain.arch_features import (
     GpuMention,
     iter_arch_features,
@@ -969,6 +970,9 @@ def _build_without_code_for_a_named_gpu(s: _Scoring) -> str | None:
     the older arch's path).  ``a``/``f`` targets are left to the a/f form; a build with cubins for every GPU named
     says nothing."""
     targets = [t for t in iter_build_targets(s.body) if not t.variant]
+    # the cubins a build lists of itself (torch.cuda.get_arch_list() printed, torch's "supports CUDA capabilities")
+    listed = " ".join(a for a in s.facts.get("build_archs", []) if a[-1].isdigit())
+    targets += [t for t in parse_require(listed) if not t.variant] if listed else []
     if not targets:
         return None
     ccs = set()

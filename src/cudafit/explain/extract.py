@@ -276,6 +276,11 @@ _GPU_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     # xformers' dispatcher and bitsandbytes' setup name the capability only
     (re.compile(r"()your GPU has capability \((\d+), (\d+)\)"), "major_minor"),
     (re.compile(r"()your gpu arch \((\d+), (\d+)\) isn't compiled"), "major_minor"),
+    # torch.cuda.get_device_capability() printed in a session: ">>> torch.cuda.get_device_capability()\n(6, 1)"
+    (
+        re.compile(r"()get_device_capability\([^)\n]{0,20}\)\s*\n?\s*(?:->\s*|=\s*|#\s*)?\((\d{1,2}), ?(\d)\)"),
+        "major_minor",
+    ),
     # Blender Cycles: "CUDA binary kernel for this graphics card compute capability (3.0) not found"
     (re.compile(r"()CUDA binary kernel for this graphics card compute capability \((\d+\.\d)\) not found"), "cc"),
     # GROMACS' device list: "#1: NVIDIA GeForce GTX 780, compute cap.: 3.5, ECC:  no, stat: incompatible"
@@ -655,7 +660,9 @@ def _vendor_form(name: str, line: str, start: int, end: int) -> bool:
     if len(" ".join(_name_tokens(name))) > 2:
         return True
     before = line[max(0, start - 8) : start].lower()
-    return bool(re.search(r"(?:tesla|nvidia)[ \t]$", before) or re.match(r"[ \t]*gpus?\b", line[end:], re.I))
+    # "Tesla T4", "NVIDIA L4", "T4 GPU", and a name with its arch beside it: "L4 (sm_89)"
+    after = re.match(r"[ \t]*(?:gpus?\b|\(\s*sm_?\d{2,3}\b|\(\s*cc\s*[=:]?\s*\d)", line[end:], re.I)
+    return bool(re.search(r"(?:tesla|nvidia)[ \t]$", before) or after)
 
 
 # A GPU the writer says is someone else's ("my GPU is a K80, while yours is TITAN X", "you used an A100"): not this

@@ -163,8 +163,8 @@ FAILURE = re.compile(
 )
 # A failure of CUDA code, as a mixed host's report says it: GPUs of two capabilities and this are the mixed-gpu form.
 CUDA_FAILURE = re.compile(
-    r"\b(?:CUDA|cuda\w*|GPU|kernels?|device)\b[^\n]{0,60}?\b(?:error|fail\w*|crash\w*|invalid|abort\w*)\b|"
-    r"\b(?:error|fail\w*|crash\w*|abort\w*)\b[^\n]{0,60}?\b(?:CUDA|cuda|GPU|kernels?|device)\b|"
+    r"\b(?:CUDA|cuda\w*|GPU|kernels?|device)\b[^\n]{0,60}?\b(?:errors?|fail\w*|crash\w*|invalid|abort\w*)\b|"
+    r"\b(?:errors?|fail\w*|crash\w*|abort\w*)\b[^\n]{0,60}?\b(?:CUDA|cuda|GPU|kernels?|device)\b|"
     r"\bfails? to (?:launch|run|start|load)\b",
     re.I,
 )
@@ -346,7 +346,9 @@ FORMS: tuple[Form, ...] = (
         # "Only SM30 and above are supported at this time, got 120.0"
         rf"|\bonly\s+{_HW}(?:\s*\d+(?:\.\d+)?)?\s+(?:and|or)\s+(?:above|higher|newer|later|up)\s+(?:are|is)\s+supported\b"
         rf"|\bonly\s+(?:\w+\s+){{0,2}}?(?:GPUs?|devices?|cards?)\s+with\s+(?:a\s+)?{_HW}(?:\s*\d+(?:\.\d+)?)?"
-        r"[^\n]{0,30}?\b(?:are|is)\s+supported\b",
+        r"[^\n]{0,30}?\b(?:are|is)\s+supported\b"
+        # Blender's "CUDA device supported only with compute capability 3.0 or up, found 2.1"
+        rf"|\bsupported\s+only\s+(?:on|for|with)\s+(?:a\s+)?{_HW}\s*\d+(?:\.\d+)?\s+(?:or\s+(?:up|higher|above|newer|later)|\+)",
         2.0,
         *_GUARDS,
         any_of=("required", "supported"),
@@ -388,6 +390,9 @@ FORMS: tuple[Form, ...] = (
         "capability-guard",
         rf"\b(?:{_DEVICE}|architecture|compute capability)\b[^\n]{{0,40}}?\b(?:is|are|seems?)?\s*too (?:old|low)\b"
         rf"|\btoo (?:old|low)\b[^\n]{{0,20}}?\b(?:{_DEVICE}|compute capability)\b"
+        # hashcat's "This hardware has outdated CUDA compute capability (3.5)", DCGM's "Incompatible CUDA compute
+        # capability major version: 12"
+        r"|\b(?:outdated|incompatible|unsupported|insufficient)\s+(?:CUDA\s+)?compute\s+capability\b"
         rf"|\b(?:{_DEVICE}|arch\w*|(?:compute )?capability)\b[^\n]{{0,20}}?\b(?:is|are)\s+"
         r"(?:lower|less|older|below|smaller)\s+"
         r"than\s+(?:it is\s+|what is\s+|the\s+)?(?:required|minimum|supported|needed)"
@@ -395,7 +400,9 @@ FORMS: tuple[Form, ...] = (
         r"(?:minimum|required|supported)",
         2.0,
         *_GUARDS,
-        any_of=("too old", "too low", " than ", "below", "under"),
+        any_of=(
+            "too old", "too low", " than ", "below", "under", "outdated", "incompatible", "unsupported", "insufficient"
+        ),
     ),
     _f(
         "a feature the GPU lacks",
@@ -578,12 +585,16 @@ FORMS: tuple[Form, ...] = (
         # the frameworks listing no GPU: torch's is_available() False, TensorFlow's empty GPU list, JAX's CPU device,
         # ONNX Runtime's CPU provider alone
         r"|\bcuda\.is_available\(\)\)?\s*(?:returns?|is|==|->|:|gives?|prints?|shows?)?\s*:?\s*False\b"
+        r"|\btorch\.version\.cuda\)?\s*(?:returns?|is|==|->|=|:|gives?|prints?|shows?)?\s*:?\s*None\b"
         r"|\blist_physical_devices\(\s*['\"]GPU['\"]\s*\)[^\n]{0,30}?(?:\[\]|returns? (?:an )?empty|is empty)"
         r"|\bNum GPUs Available:?\s*0\b|\bjax\.devices\(\)[^\n]{0,40}?\bCpu\w*Device\b"
         r"|\bonly\s+(?:shows?|lists?|has|returns?|finds?|gets?)\s+['\"\[]*CPUExecutionProvider\b",
         2.0,
         *_CPU_BUILDS,
-        any_of=("with", "cpu", "support", "backend", "is_built_with_cuda", "is_available", "list_physical", "num gpus"),
+        any_of=(
+            "with", "cpu", "support", "backend", "is_built_with_cuda", "is_available", "list_physical", "num gpus",
+            "version.cuda",
+        ),
     ),
     _f(
         # A program that runs but leaves the GPU idle: the build it loaded has no GPU code path (the CPU package, a
@@ -875,6 +886,8 @@ FORMS: tuple[Form, ...] = (
         r"|\b(?:GPU|graphics ?card|card)s?\s+(?:wrong(?:ly)?|incorrect(?:ly)?)\s+"
         r"(?:detect|select|order|number|identif)\w*"
         # "I specified gpu1. But the actual gpu0 is used", "selected GPU 2 and 3 ... happening on GPU 0 and 1"
+        # "I set CUDA_VISIBLE_DEVICES=1 to train on the 3090, but get_device_name(0) says GeForce GTX 1070"
+        rf"|\bCUDA_VISIBLE_DEVICES\s*=\s*\d[^\n]{{0,80}}?\b(?:but|yet|however|instead)\b[^\n]{{0,80}}?{_GPU_NAME}"
         rf"|\b(?:specif(?:ied|ying)|select(?:ed|ing)|set(?:ting)?|chose|choos(?:e|ing)|chosen|asked for|pass(?:ed)?)\b"
         rf"[^\n]{{0,30}}?{_ONE_GPU}"
         rf"[^\n]{{0,80}}?\b(?:but|yet|however|instead)\b[^\n]{{0,60}}?{_ONE_GPU}",
