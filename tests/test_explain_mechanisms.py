@@ -609,3 +609,33 @@ def test_a_name_with_its_arch_beside_it_is_a_gpu() -> None:
     from cudafit.explain.extract import iter_mentioned_gpus
 
     assert list(iter_mentioned_gpus("Deployed on GCP L4 (sm_89)")) == [("L4", "8.9")]
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        # Kokkos compiled below the device (lower-arch code runs) against its probe finding no image (0.0)
+        ("Kokkos::Cuda::initialize ERROR: running kernels compiled for compute capability 3.5 (< 5.0) on device with "
+         "compute capability 5.0 (>=5.0), this would give incorrect results!", "ptx-jit-lower-arch"),
+        ("Kokkos::Cuda::initialize ERROR: running kernels compiled for compute capability 0.0 (< 5.0) on device with "
+         "compute capability 5.0 (>=5.0), this would give incorrect results!", "no-kernel-image"),
+        # cuobjdump's own listing of a library beside a slow first call on a newer GPU
+        ("cuml on a DGX Spark (GB10): the first fit takes ~4 minutes.\nELF file    1: libcuml++.1.sm_80.cubin\n"
+         "ELF file    2: libcuml++.2.sm_90.cubin\nPTX file    1: libcuml++.3.sm_90.ptx", "ptx-jit-lower-arch"),
+        # PTX-only builds, a misbehaviour or a slow start in other words and languages
+        ("aligner built with -arch=compute_35 only (PTX). On an RTX 3090 the scores differ from the CPU reference",
+         "ptx-jit-lower-arch"),
+        ("RTX 4070: el primer paso tarda ~3 minutos. El makefile tiene -gencode arch=compute_60,code=compute_60",
+         "ptx-jit-lower-arch"),
+        # a CPU build in other words
+        ("Jetson Orin: torch.cuda.is_available() 是 False，torch.version.cuda 是 None", "wrong-framework-build"),
+        ("requirements.txt has --extra-index-url https://download.pytorch.org/whl/cpu and torch==2.4.0",
+         "wrong-framework-build"),
+    ],
+)  # fmt: skip
+def test_probe_round_c_and_d_mechanisms(text: str, category: str) -> None:
+    assert top(text) == category
+
+
+def test_a_negated_is_available_is_no_cpu_build() -> None:
+    assert top("torch.cuda.is_available() is not False here; the kernel fails with an illegal address") == "unknown"

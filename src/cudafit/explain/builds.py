@@ -44,6 +44,8 @@ _OPENCV_LIST = re.compile(rf"\bCUDA_ARCH_(BIN|PTX)\s*[=:]\s*{_LIST_VALUE}", re.I
 _GROMACS_LIST = re.compile(rf"\bGMX_CUDA_TARGET_(SM|COMPUTE)\s*[=:]\s*{_LIST_VALUE}", re.I)
 # candle's kernels are compiled to PTX for CUDA_COMPUTE_CAP (bindgen_cuda) and JIT-compiled by the driver at load
 _CANDLE_CAP = re.compile(r"\bCUDA_COMPUTE_CAP\s*[=:]\s*[\"']?(\d{2,3})\b")
+# cuobjdump's listings of what a binary carries: "ELF file    1: libx.1.sm_80.cubin", "PTX file    1: libx.1.sm_90.ptx"
+_CUOBJDUMP = re.compile(r"\b(ELF|PTX) file\s+\d+:\s+\S*?\.sm_(\d{2,3}[af]?)\.(?:cubin|ptx)\b")
 # prose: "built with compute_60 PTX only", "compiled only for sm_75", "built for sm_61 and sm_75"
 _PROSE = re.compile(
     r"\b(?:built|compiled|build|compile)\s+(?:only\s+)?(?:for|with)\s+(?:only\s+)?"
@@ -82,6 +84,8 @@ def iter_build_targets(text: str) -> Iterator[Requirement]:
         yield from _parse(" ".join(f"{prefix}_{n}" for n in re.findall(r"\d{2,3}", value)))
     for m in _CANDLE_CAP.finditer(text):
         yield from _parse(f"compute_{m.group(1)}")
+    for m in _CUOBJDUMP.finditer(text):
+        yield from _parse(f"{'sm' if m.group(1) == 'ELF' else 'compute'}_{m.group(2)}")
     for m in _PROSE.finditer(text):
         yield from _parse(" ".join(re.findall(r"(?:sm|compute)_\d{2,3}[af]?", m.group(1).lower())))
     for m in _ARCH_FLAG.finditer(text):

@@ -38,6 +38,7 @@ from cudafit.explain.catalogue import (
     FA3_BUILD,
     FLASHMLA_BUILD,
     GGML_COMMON,
+    KOKKOS_CUDA,
     MACHETE_BUILD,
     MIN_SCORE,
     PLAIN_CUTE_ATOM,
@@ -245,6 +246,28 @@ def _outside_af_build(s: _Scoring, libraries: set[str]) -> bool:
         return False
     targets = [parse_sm_arch(t) for lib in libraries for t in _AF_ONLY_BUILDS[lib]]
     return any(not any(target_covers(t, g.compute_capability) for t in targets) for g in _gpus_named(s))
+
+
+# Kokkos' start-up check names both capabilities: "running kernels compiled for compute capability 3.5 (< 5.0) on device
+# with compute capability 5.0" (core/src/Cuda/Kokkos_Cuda_Instance.cpp).
+_KOKKOS_CCS = re.compile(
+    r"running kernels compiled for compute capability (\d+)\.(\d)[^\n]{0,20}? on device with compute capability "
+    r"(\d+)\.(\d)"
+)
+
+
+def _kokkos_compiled_below_the_device(s: _Scoring) -> None:
+    """Kokkos' check of the arch it was compiled for against the device's: compiled below the device, the device runs
+    the lower arch's code (its PTX JIT-compiled, or cubins of a lower minor), which Kokkos refuses or warns about
+    (ptx-jit-lower-arch); compiled above it, the device has no code at all (no-kernel-image), and "compiled for
+    compute capability 0.0" is Kokkos' probe kernel that found no image to launch (no-kernel-image, kokkos#1944)."""
+    m = _KOKKOS_CCS.search(s.body)
+    if not m or "no-kernel-image" not in s.scores:
+        return
+    built = (int(m.group(1)), int(m.group(2)))
+    device = (int(m.group(3)), int(m.group(4)))
+    if (0, 0) < built < device:  # 0.0: Kokkos' probe kernel had no image to run, so it read no arch at all
+        _reclassify(s, "no-kernel-image", "ptx-jit-lower-arch", [KOKKOS_CUDA])
 
 
 def _range_check_refusal(s: _Scoring) -> None:
@@ -1056,6 +1079,7 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
 _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _arch_specific_beside_missing_image,
     _range_check_refusal,
+    _kokkos_compiled_below_the_device,
     _ggml_stub_of_the_gpus_own_arch,
     _xformers_capability_beside_other_reasons,
     _stub_library_is_no_old_driver,

@@ -247,7 +247,7 @@ _JIT_WORDS = (
     r"(?:cached\s+)?binar(?:y|ies)(?:\s+code)?\s+for\b|\bprebuilt binaries\b|\bcompil(?:es?|ing) (?:the )?PTX\b)"
 )
 SLOW_WORDS = (
-    r"(?:\b(?:very |extremely |really )?slow\b|\b\d+(?:-\d+|\+)? ?(?:minutes?|mins?)\b|\blong (?:time|delay)\b|"
+    r"(?:\b(?:very |extremely |really )?slow\b|\b\d+(?:-\d+|\+)? ?(?:minut\w*|mins?)\b|\blong (?:time|delay)\b|"
     r"\bdelays?\b|"
     r"\bfirst (?:run|start|call|time|launch|iteration|inference|epoch)\b|\bstart[- ]?up\b|\bwar[mn][- ]?up\b)"
 )
@@ -296,7 +296,7 @@ MIXED_HOST_STATED = (
 # Code that runs and misbehaves, and PTX of a named lower arch: a virtual arch ("compute_61"), "PTX for sm_52".
 MISBEHAVES = (
     r"\b(?:garbage|gibberish|nonsense|wrong (?:results?|outputs?|answers?|values)|incorrect (?:results?|outputs?|"
-    r"values)|all zeros)\b"
+    r"values)|all zeros|(?:results?|outputs?|scores?|sums?|values) (?:differ|are off|are wrong|mismatch))\b"
 )
 _LOWER_PTX = (
     r"(?:\bcompute_\d{2,3}\b|\bPTX\s+(?:code\s+)?(?:for|of|from)\s+(?:an?\s+)?(?:lower|older|sm_?\d{2,3}\b|"
@@ -584,8 +584,12 @@ FORMS: tuple[Form, ...] = (
         r"|(?<![\w.])\d+\.\d+\.\d+\+cpu\b"
         # the frameworks listing no GPU: torch's is_available() False, TensorFlow's empty GPU list, JAX's CPU device,
         # ONNX Runtime's CPU provider alone
-        r"|\bcuda\.is_available\(\)\)?\s*(?:returns?|is|==|->|:|gives?|prints?|shows?)?\s*:?\s*False\b"
-        r"|\btorch\.version\.cuda\)?\s*(?:returns?|is|==|->|=|:|gives?|prints?|shows?)?\s*:?\s*None\b"
+        # "is_available() returns False", "is_available() é False", "torch.version.cuda 是 None" (any short link word
+        # but a negation)
+        r"|\bcuda\.is_available\(\)\)?\s*(?:(?!\bnot\b|\bnever\b)[^\n]){0,12}?\bFalse\b"
+        r"|\btorch\.version\.cuda\)?\s*(?:(?!\bnot\b)[^\n]){0,12}?\bNone\b"
+        # PyTorch's CPU wheel index in an install command or a requirements file
+        r"|\bdownload\.pytorch\.org/whl/cpu\b"
         r"|\blist_physical_devices\(\s*['\"]GPU['\"]\s*\)[^\n]{0,30}?(?:\[\]|returns? (?:an )?empty|is empty)"
         r"|\bNum GPUs Available:?\s*0\b|\bjax\.devices\(\)[^\n]{0,40}?\bCpu\w*Device\b"
         r"|\bonly\s+(?:shows?|lists?|has|returns?|finds?|gets?)\s+['\"\[]*CPUExecutionProvider\b",
