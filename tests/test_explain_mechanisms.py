@@ -639,3 +639,30 @@ def test_probe_round_c_and_d_mechanisms(text: str, category: str) -> None:
 
 def test_a_negated_is_available_is_no_cpu_build() -> None:
     assert top("torch.cuda.is_available() is not False here; the kernel fails with an illegal address") == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("gmx mdrun -nb gpu fails asking for a GPU; md.log header says\nGPU support:        disabled",
+         "wrong-framework-build"),
+        ("lmp -sf gpu -pk gpu 1 -in in.lj:\nERROR: Package gpu command without GPU package installed",
+         "wrong-framework-build"),
+        ("Kokkos::parallel_for<Cuda>: Requested too much scratch memory on level 0. Requested: 114688, Maximum: 98304",
+         "shared-memory-limit"),
+        ("Error: device mismatch in matmul, lhs: Cuda { gpu_id: 0 }, rhs: Cpu", "device-mismatch"),
+        ("NumbaPerformanceWarning: Host array used in CUDA kernel will incur copy overhead to/from device.",
+         "device-mismatch"),
+        ("cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 163840) returns invalid argument",
+         "shared-memory-limit"),
+        ("the kernel asks for 114688 B of shared memory per block, the device opt-in max is 101376 B, so it dies",
+         "shared-memory-limit"),
+    ],
+)  # fmt: skip
+def test_probe_round_c_emitters(text: str, category: str) -> None:
+    assert top(text) == category
+
+
+def test_a_cpu_build_header_alone_is_no_finding() -> None:
+    # GROMACS prints its build information in every log: without a failure it says nothing
+    assert top("GROMACS version:    2022\nGPU support:        disabled\nSIMD instructions:  AVX2_256") == "unknown"

@@ -1313,6 +1313,14 @@ OPENCV_MATRIX_WRAP = "opencv/opencv:modules/core/src/matrix_wrap.cpp"
 # OptiX 7+ lives in the display driver (nvoptix): optixInit returns OPTIX_ERROR_UNSUPPORTED_ABI_VERSION when the
 # driver's OptiX predates the SDK's ABI, each SDK release naming its minimum driver.
 OPTIX_GUIDE = "https://raytracing-docs.nvidia.com/optix7/guide/index.html#implementation_principles"
+# Kokkos' team policies on CUDA: level-0 scratch is the block's shared memory (sharedMemPerBlock): "Kokkos::Impl::
+# ParallelFor< Cuda > insufficient shared memory", and "Requested too much scratch memory on level 0" (as LAMMPS'
+# KOKKOS package reports quote it)
+KOKKOS_TEAM = "kokkos/kokkos:core/src/Cuda/Kokkos_Cuda_Parallel_Team.hpp"
+# LAMMPS' package command: "Package gpu command without GPU package installed" (a binary built without the GPU package)
+LAMMPS_INPUT = "lammps/lammps:src/input.cpp"
+# numba's device arrays: a host array handed to a kernel is copied to and from the device at every launch
+NUMBA_DEVICEARRAY = "numba/numba:numba/cuda/cudadrv/devicearray.py"
 # A CuTe atom of a plain arch compiled out (not the a/f-only TMA, STSM and modifiable-TMA macros); group 1: its SM.
 PLAIN_CUTE_ATOM = r"without CUTE_ARCH_(?!TMA_|STSM_|DEVICE_MODIFIABLE_)\w*?SM(\d{2,3})(?![AF\d])\w*?_ENABLED"
 _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
@@ -1373,6 +1381,8 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
         _p(r"\bOPTIX_ERROR_UNSUPPORTED_ABI_VERSION\b", 3, OPTIX_GUIDE),
     ),
     "device-mismatch": (
+        _p(r"\bdevice mismatch in \w+, lhs: \w+", 3, CANDLE_ERROR),
+        _p(r"Host array used in CUDA kernel will incur copy overhead", 2, NUMBA_DEVICEARRAY),
         _p(
             r"passing and using non-bitstype argument[\s\S]{0,300}?\bof type (?:Core\.)?(?:Array|Vector|Matrix)\{",
             3,
@@ -1459,6 +1469,8 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
     ),
     "shared-memory-limit": (
         _p(r"\brequires A100/A800 or H100/H800\b", 3, FLASH_ATTN_BWD),
+        _p(r"Requested too much scratch memory on level 0", 3, KOKKOS_TEAM),
+        _p(r"ParallelFor< ?Cuda ?> insufficient shared memory", 3, KOKKOS_TEAM),
         _p(r"FullyFusedMLP: insufficient shared memory available on the GPU", 4, TINYCUDANN_MLP),
         _p(r"Configuration uses too much shared memory", 4, CUTLASS_PY_CHECK),
         _p(r"Shared memory size limit exceeded: requested \d+, available: \d+", 4, XLA_TRITON_FUSION),
@@ -1480,6 +1492,7 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
     ),
     "wrong-framework-build": (
         _p(r"device requested but this build of Warp does not support CUDA", 4, WARP_CONTEXT_SRC),
+        _p(r"Package gpu command without GPU package installed", 3, LAMMPS_INPUT),
         _p(r"\bllama_supports_gpu_offload\(\)\s*(?:->|returns?|is|==|:)?\s*\n?\s*False\b", 3, LLAMA_H),
         # OpenCV's throw_no_cuda: the cv::cuda functions of a build without them
         _p(
@@ -1631,6 +1644,7 @@ SOURCE_PROJECTS: dict[str, str] = {
     "rapidsai/cudf": "cudf",
     "JuliaGPU/GPUCompiler.jl": "cuda.jl",
     "chainer/chainer": "chainer",
+    "lammps/lammps": "lammps",
     "JuliaGPU/CUDA.jl": "cuda.jl",
     "dmlc/xgboost": "xgboost",
     "microsoft/LightGBM": "lightgbm",

@@ -154,6 +154,7 @@ _REFUSE = rf"(?:{_REFUSED}|only supported|only available)"
 # A report of a failure, in a program's words or a user's.
 FAILURE = re.compile(
     r"\b(?:error|errors|\w+Error|\w+Exception|\w*Warning|fail(?:s|ed|ure|ing)?|crash(?:es|ed|ing)?|exception|abort(?:s|ed)?|assert(?:ion)?|"
+    r"dies|died|"
     r"do(?:es)?(?: not|n'?t) work|not working|only works? (?:if|when)|won'?t (?:run|work|start|load)|"
     r"cannot (?:run|load|launch)|"
     r"can'?t (?:run|load|launch|use)|unable to (?:run|load|launch|use)|cannot use|broken|breaks?|broke|garbage|hangs?|"
@@ -601,6 +602,19 @@ FORMS: tuple[Form, ...] = (
         ),
     ),
     _f(
+        # A program's own build information saying it has no GPU code (GROMACS' version header, printed in every
+        # md.log and by gmx --version: "GPU support:        disabled"), beside a failure: the binary that ran is the
+        # CPU build
+        "build information without GPU support",
+        "wrong-framework-build",
+        r"(?m:^)\s*GPU support:\s+disabled\b",
+        2.0,
+        "gromacs/gromacs:src/gromacs/utility/binaryinformation.cpp",
+        "https://manual.gromacs.org/current/install-guide/index.html",
+        alone=False,
+        any_of=("gpu support",),
+    ),
+    _f(
         # A program that runs but leaves the GPU idle: the build it loaded has no GPU code path (the CPU package, a
         # build whose CUDA part was skipped), the frameworks' "is_available() is False" seen from outside.
         "the GPU is not used",
@@ -741,10 +755,13 @@ FORMS: tuple[Form, ...] = (
         "shared-memory-limit",
         # the words, not an identifier: a launch's ``shared_mem=2048`` beside the error is a parameter, not the cause
         r"\binvalid argument\b[\s\S]{0,400}?\bshared[ -]memory\b"
-        r"|\bshared[ -]memory\b[\s\S]{0,400}?\binvalid argument\b",
+        r"|\bshared[ -]memory\b[\s\S]{0,400}?\binvalid argument\b"
+        # cudaFuncSetAttribute is how a kernel opts in to more than 48 KB a block (Programming Guide, shared memory):
+        # its invalid argument is a request past the GPU's opt-in maximum
+        r"|\bcudaFuncSetAttribute\b[^\n]{0,160}?\b(?:invalid argument|cudaErrorInvalidValue)\b",
         2.0,
         *_SMEM,
-        all_of=("invalid argument", "shared"),  # "shared memory", "shared-memory"
+        any_of=("shared", "cudafuncsetattribute"),  # "shared memory", "shared-memory", the opt-in call
         explains=(1,),
     ),
     # -- ptx-too-new-for-driver: before CUDA 11.1 a driver given newer PTX said only "a PTX JIT compilation failed" --
