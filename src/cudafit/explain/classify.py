@@ -974,6 +974,7 @@ def _ptx_the_named_gpu_cannot_jit(s: _Scoring) -> None:
 _INVALID_PTX = re.compile(r"INVALID_PTX|InvalidPtx|a PTX JIT compilation failed", re.I)
 
 
+_INVALID_VALUE = 1  # cudaErrorInvalidValue, "invalid argument"
 _BUILD_FLAGS_DOC = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#gpu-feature-list"
 _PG_COMPAT = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#application-compatibility"
 
@@ -1023,7 +1024,12 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
         return
     unrelated = _unrelated_errors(s.facts)
     forms = [(form, line) for form, line in iter_forms(s.body) if unrelated <= set(form.explains)]
-    if unrelated and not forms:
+    cuda_failure = CUDA_FAILURE.search(s.body)
+    # GPUs of two capabilities beside a CUDA failure; an "invalid argument" (cudaErrorInvalidValue: a parameter out of
+    # the acceptable range) among them is what a launch configuration or a shared-memory size chosen for one card
+    # gets on the other
+    two_ccs = cuda_failure is not None and len(_distinct_ccs(s.facts)) >= 2 and unrelated <= {_INVALID_VALUE}
+    if unrelated and not forms and not two_ccs:
         return
     names: dict[str, list[str]] = {}
     votes: dict[str, tuple[float, list[str], list[str]]] = {
@@ -1041,8 +1047,7 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
     if af_weight and failure and not unrelated:
         line = line_at(s.body, failure.start(), failure.end())
         vote("arch-specific-mismatch", af_weight, line, [_AF_FORM], _AF_FORM_NAME)
-    cuda_failure = CUDA_FAILURE.search(s.body)
-    if cuda_failure and len(_distinct_ccs(s.facts)) >= 2 and not unrelated:
+    if cuda_failure is not None and two_ccs:
         line = line_at(s.body, cuda_failure.start(), cuda_failure.end())
         vote("mixed-gpu", 2.0, line, [BEST_PRACTICES], _MIXED_FORM_NAME)
     built_for_others = _build_without_code_for_a_named_gpu(s)
