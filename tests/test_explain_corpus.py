@@ -90,8 +90,11 @@ def test_held_out_batch_is_held_out_whatever_its_url_hashes_to() -> None:
 # (`issue-18-session8-blind`, 100 records, committed before any change and read as counts only) and four development
 # batches (299 records, each scored when committed): on the 713 held-out records the classifier the session began with
 # scores 589/713 (82.6%), the session's 602/713 (84.4%; the blind batch 71 -> 73/100); development 1087 -> 1153/1257
-# (91.7%). Floors: the measured figures, rounded down.
-@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.91), (HELD_OUT, 0.84)])
+# (91.7%). Session 9 added a sixth blind batch (`issue-18-session9-blind`, 80 records from 70 repositories, mostly
+# outside the PyTorch/LLM stack, committed alone and scored once as counts): 42/80 on the classifier the session began
+# with, 44/80 on the one it had when the batch was committed; the 793 held-out records 644 -> 652 (82.2%). Floors: the
+# measured figures, rounded down.
+@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.92), (HELD_OUT, 0.82)])
 def test_accuracy(part: str, floor: float) -> None:
     result = score(parts(RECORDS)[part])
     print(f"\nexplain corpus, {part}: {result}")
@@ -122,8 +125,9 @@ def test_every_record_explains_to_valid_json() -> None:
 
 # The fifth blind batch (`issue-18-session8-blind`, 11 unrelated errors) measured 5 of its unrelated errors given a
 # category when it was committed, by the classifier the session began with: the held-out part is never read record by
-# record, so those stay counted, and this number may only go down.  Every development record must stay unknown.
-HELD_OUT_UNRELATED_MISSES = 5
+# record, so those stay counted, and this number may only go down.  The sixth (`issue-18-session9-blind`, 9 unrelated
+# errors) measured 3 given a category when it was committed (3 with the session's starting classifier too).
+HELD_OUT_UNRELATED_MISSES = 8
 # Development records the classifier still gives a category, each a message whose words are those of a compatibility
 # failure while its thread found another cause: LLVM's NVPTX back end emitting an sm_80 instruction for sm_72 (ptxas:
 # "Modifier '.NaN' requires .target sm_80"), cuBLAS' CUBLAS_STATUS_NOT_SUPPORTED from an alignment check on a pointer
