@@ -666,3 +666,31 @@ def test_probe_round_c_emitters(text: str, category: str) -> None:
 def test_a_cpu_build_header_alone_is_no_finding() -> None:
     # GROMACS prints its build information in every log: without a failure it says nothing
     assert top("GROMACS version:    2022\nGPU support:        disabled\nSIMD instructions:  AVX2_256") == "unknown"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the numbering put the job on the smaller card, which runs out of memory: the OOM is the symptom
+        "nvidia-smi lists the 3090 as 1, so I set CUDA_VISIBLE_DEVICES=1, but CUDA's device order differs from "
+        "nvidia-smi and the job lands on the GTX 1660 and OOMs",
+        "docker --gpus device=0 gives the L4 but on the host CUDA_VISIBLE_DEVICES=0 gives the H100: docker and CUDA "
+        "disagree about what 0 is, and the job fails",
+        # two GeForce numbers joined as one host's cards
+        "torchrun on my home box (3090 + 2080 Ti): rank1 fails with CUDA error: no kernel image is available for "
+        "execution on the device",
+    ],
+)
+def test_wrong_card_of_a_mixed_host(text: str) -> None:
+    assert top(text) == "mixed-gpu"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "host: GTX 1080 Ti + RTX 3090\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+        "the 1920x1080 + 2080 frames: CUDA out of memory",
+    ],
+)
+def test_out_of_memory_without_a_numbering_mix_up_stays_unknown(text: str) -> None:
+    assert top(text) == "unknown"

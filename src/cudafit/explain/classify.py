@@ -975,6 +975,12 @@ _INVALID_PTX = re.compile(r"INVALID_PTX|InvalidPtx|a PTX JIT compilation failed"
 
 
 _INVALID_VALUE = 1  # cudaErrorInvalidValue, "invalid argument"
+_OUT_OF_MEMORY = 2  # cudaErrorMemoryAllocation, "out of memory"
+_OOM_WORDS = frozenset({"out of memory", "oom"})
+# The forms that say a job ran on another card than meant (the numberings, the wrong GPU used).
+_WRONG_CARD_FORMS = frozenset(
+    {"CUDA's device order against nvidia-smi's", "two numberings of the GPUs disagree", "the wrong GPU is used"}
+)
 _BUILD_FLAGS_DOC = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#gpu-feature-list"
 _PG_COMPAT = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#application-compatibility"
 
@@ -1020,10 +1026,18 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
     text names an error that is not a compatibility problem.  What the catalogue's weak patterns found adds in."""
     if s.settled or any(score >= MIN_SCORE for score, _lines in s.scores.values()):
         return
-    if UNRELATED_WORDS.search(s.body):
+    words = {m.group(0).lower() for m in UNRELATED_WORDS.finditer(s.body)}
+    # running out of memory is what a job put on the wrong card of a mixed host meets (the smaller one): beside a
+    # report that the GPUs' numbering picked the other card it is that card's symptom, not a cause of its own
+    wrong_card_only = bool(words) and words <= _OOM_WORDS
+    if words and not wrong_card_only:
         return
-    unrelated = _unrelated_errors(s.facts)
+    unrelated = _unrelated_errors(s.facts) - ({_OUT_OF_MEMORY} if wrong_card_only else set())
     forms = [(form, line) for form, line in iter_forms(s.body) if unrelated <= set(form.explains)]
+    if wrong_card_only:
+        forms = [(form, line) for form, line in forms if form.name in _WRONG_CARD_FORMS]
+        if not forms:
+            return
     cuda_failure = CUDA_FAILURE.search(s.body)
     # GPUs of two capabilities beside a CUDA failure; an "invalid argument" (cudaErrorInvalidValue: a parameter out of
     # the acceptable range) among them is what a launch configuration or a shared-memory size chosen for one card

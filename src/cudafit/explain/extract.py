@@ -719,20 +719,34 @@ def _name_tokens(name: str) -> list[str]:
 
 # A GeForce model number alone, as users write it after an article or a count ("a 3090", "2x 4090", "my 1080"):
 # the x0xx/x5xx/x6xx numbers of the 10 to 50 series (GTX below 2000, RTX from 2000), "Ti"/"Super" kept.
+_GEFORCE_NUMBER = r"(?:10[5-8]|16[5-6]|20[5-8]|30[5-9]|40[5-9]|50[5-9])0"
 _BARE_GEFORCE = re.compile(
-    r"(?i)(?<![\w.])(?:(?:a|an|the|my|one|two|three|four|dual|twin|quad|\d+\s?x|x\s?\d+)\s+|\d+\s?x\s?)"
-    r"((?:10[5-8]|16[5-6]|20[5-8]|30[5-9]|40[5-9]|50[5-9])0)(?:\s?(ti|super))?(?:'?s)?(?![\w.%])"
+    r"(?i)(?<![\w.])(?:(?:a|an|the|my|one|two|three|four|dual|twin|quad|[1-9]\d?\s?x|x\s?[1-9]\d?)\s+|[1-9]\d?\s?x\s?)"
+    rf"({_GEFORCE_NUMBER})(?:\s?(ti|super))?(?:'?s)?(?![\w.%])"
 )
+
+
+# Two GeForce model numbers joined as a host's cards: "(3090 + 2080 Ti)", "1080ti & 3090".
+_BARE_GEFORCE_PAIR = re.compile(
+    rf"(?i)(?<![\w.])({_GEFORCE_NUMBER})(?:\s?(ti|super))?\s*[+&]\s*({_GEFORCE_NUMBER})(?:\s?(ti|super))?(?![\w.%])"
+)
+
+
+def _geforce(number: str, suffix: str | None) -> tuple[str, str] | None:
+    name = ("GTX " if int(number) < 2000 else "RTX ") + number + (f" {suffix.title()}" if suffix else "")
+    cc = _table_cc(name)
+    return (name, cc) if cc is not None else None
 
 
 def _bare_geforce(line: str) -> Iterator[tuple[str, str]]:
     """(name, compute capability) of each GeForce named by its model number alone, looked up in the GPU table."""
     for m in _BARE_GEFORCE.finditer(line):
-        number = m.group(1)
-        name = ("GTX " if int(number) < 2000 else "RTX ") + number + (f" {m.group(2).title()}" if m.group(2) else "")
-        cc = _table_cc(name)
-        if cc is not None:
-            yield name, cc
+        if (hit := _geforce(m.group(1), m.group(2))) is not None:
+            yield hit
+    for m in _BARE_GEFORCE_PAIR.finditer(line):
+        for number, suffix in ((m.group(1), m.group(2)), (m.group(3), m.group(4))):
+            if (hit := _geforce(number, suffix)) is not None:
+                yield hit
 
 
 def iter_mentioned_gpus(text: str) -> Iterator[tuple[str, str]]:
