@@ -694,3 +694,33 @@ def test_wrong_card_of_a_mixed_host(text: str) -> None:
 )
 def test_out_of_memory_without_a_numbering_mix_up_stays_unknown(text: str) -> None:
     assert top(text) == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("AOTInductor package loaded on cuda:1:\nException in aoti_torch: Specified device cuda:1 does not match "
+         "device of data cuda:0", "device-mismatch"),
+        ("running the package: CUDAGuardImpl initialized with non-CUDA DeviceType: cpu", "device-mismatch"),
+        ("ValueError: Attempt to split tensors that exceed maximum supported devices. Current LLAMA_MAX_DEVICES=1",
+         "wrong-framework-build"),
+        ("RuntimeError: Attention triton kernel does not fully support triton[2.2.0~2.3.1] on device with "
+         "capability<8.", "capability-guard"),
+        # the JIT's signs: stalls and seconds, NaN, 'slower', the compute cache, the JIT forced or disabled
+        ("Built with TORCH_CUDA_ARCH_LIST=\"7.5+PTX\" on the T4 CI box. On the A100 it is ~6x slower.",
+         "ptx-jit-lower-arch"),
+        ("apex built with TORCH_CUDA_ARCH_LIST=\"6.0;7.0+PTX\". On the A100 nodes loss goes NaN after 2k steps.",
+         "ptx-jit-lower-arch"),
+        ("Windows 11, RTX 4070: the app freezes ~4 min at startup and %APPDATA%\\NVIDIA\\ComputeCache grows to 400 MB",
+         "ptx-jit-lower-arch"),
+        ("With CUDA_DISABLE_PTX_JIT=1 our binary fails right away on the H100", "ptx-jit-lower-arch"),
+        # a PTX-only build is JIT-compiled on every GPU
+        ("we ship CMAKE_CUDA_ARCHITECTURES=70-virtual only; the first launch in each process stalls 40-90 s",
+         "ptx-jit-lower-arch"),
+        # an a target named after 'from ... to'
+        ("switched CMAKE_CUDA_ARCHITECTURES from 90 to 90a-real; our CI runner's GPU tests started failing",
+         "arch-specific-mismatch"),
+    ],
+)  # fmt: skip
+def test_probe_round_e(text: str, category: str) -> None:
+    assert top(text) == category

@@ -24,7 +24,10 @@ from cudafit.rules.compat import CodeKind, code_runs_on
 __all__ = ["covers", "iter_build_targets", "serves"]
 
 # The value of an arch-list variable: quoted, or up to the end of the word list ("8.0;8.6+PTX", "75;86", "7.5 8.6").
-_LIST_VALUE = r"""(?:"([^"\n]{1,80})"|'([^'\n]{1,80})'|([0-9][0-9.;+PTXaf \-realvirtu]{0,80}?))(?=["'\s,)]|$)"""
+_LIST_VALUE = (
+    r"""(?:"([^"\n]{1,80})"|'([^'\n]{1,80})'|([0-9][0-9.;+PTXaf \-realvirtu]{0,80}?))"""
+    r"""(?=["'\s,;)]|\.(?:\s|$)|$)"""
+)
 _TORCH_LIST = re.compile(rf"\bTORCH_CUDA_ARCH_LIST\s*[=:]\s*{_LIST_VALUE}", re.I)
 # -DCMAKE_CUDA_ARCHITECTURES=86, CMAKE_CUDA_ARCHITECTURES: 75;86, set(CMAKE_CUDA_ARCHITECTURES 86), CUDA_ARCHITECTURES
 _CMAKE_LIST = re.compile(rf"(?:(?<=-D)|\b)(?:CMAKE_)?CUDA_ARCHITECTURES\b\s*[=: ]\s*{_LIST_VALUE}", re.I)

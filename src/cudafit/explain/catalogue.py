@@ -1321,6 +1321,12 @@ KOKKOS_TEAM = "kokkos/kokkos:core/src/Cuda/Kokkos_Cuda_Parallel_Team.hpp"
 LAMMPS_INPUT = "lammps/lammps:src/input.cpp"
 # numba's device arrays: a host array handed to a kernel is copied to and from the device at every launch
 NUMBA_DEVICEARRAY = "numba/numba:numba/cuda/cudadrv/devicearray.py"
+# torch's from_blob / for_blob: a pointer whose memory lives on another device than the one asked for ("Specified device
+# cuda:1 does not match device of data cuda:0"), and c10's CUDA guard given a CPU tensor's device
+TORCH_FROM_BLOB = "pytorch/pytorch:aten/src/ATen/templates/Functions.cpp"
+TORCH_CUDA_GUARD = "pytorch/pytorch:c10/cuda/impl/CUDAGuardImpl.h"
+# llama-cpp-python's tensor_split check: a build without a GPU backend has LLAMA_MAX_DEVICES=1
+LLAMA_CPP_PY = "abetlen/llama-cpp-python:llama_cpp/llama.py"
 # A CuTe atom of a plain arch compiled out (not the a/f-only TMA, STSM and modifiable-TMA macros); group 1: its SM.
 PLAIN_CUTE_ATOM = r"without CUTE_ARCH_(?!TMA_|STSM_|DEVICE_MODIFIABLE_)\w*?SM(\d{2,3})(?![AF\d])\w*?_ENABLED"
 _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
@@ -1382,6 +1388,8 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
     ),
     "device-mismatch": (
         _p(r"\bdevice mismatch in \w+, lhs: \w+", 3, CANDLE_ERROR),
+        _p(r"Specified device \S+ does not match device of data \S+", 3, TORCH_FROM_BLOB),
+        _p(r"CUDAGuardImpl initialized with non-CUDA DeviceType", 3, TORCH_CUDA_GUARD),
         _p(r"Host array used in CUDA kernel will incur copy overhead", 2, NUMBA_DEVICEARRAY),
         _p(
             r"passing and using non-bitstype argument[\s\S]{0,300}?\bof type (?:Core\.)?(?:Array|Vector|Matrix)\{",
@@ -1493,6 +1501,7 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
     "wrong-framework-build": (
         _p(r"device requested but this build of Warp does not support CUDA", 4, WARP_CONTEXT_SRC),
         _p(r"Package gpu command without GPU package installed", 3, LAMMPS_INPUT),
+        _p(r"Current LLAMA_MAX_DEVICES=1\b", 3, LLAMA_CPP_PY),
         _p(r"\bllama_supports_gpu_offload\(\)\s*(?:->|returns?|is|==|:)?\s*\n?\s*False\b", 3, LLAMA_H),
         # OpenCV's throw_no_cuda: the cv::cuda functions of a build without them
         _p(
@@ -1645,6 +1654,7 @@ SOURCE_PROJECTS: dict[str, str] = {
     "JuliaGPU/GPUCompiler.jl": "cuda.jl",
     "chainer/chainer": "chainer",
     "lammps/lammps": "lammps",
+    "abetlen/llama-cpp-python": "llama-cpp-python",
     "JuliaGPU/CUDA.jl": "cuda.jl",
     "dmlc/xgboost": "xgboost",
     "microsoft/LightGBM": "lightgbm",

@@ -986,7 +986,10 @@ _PG_COMPAT = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#a
 
 
 # What the driver's JIT of lower-arch PTX shows besides a failure: slow first starts, the compute cache, wrong output.
-_JIT_SIGNS_RX = re.compile(rf"{SLOW_WORDS}|{MISBEHAVES}|\bhangs?\b|\bComputeCache\b", re.I)
+_JIT_SIGNS_RX = re.compile(
+    rf"{SLOW_WORDS}|{MISBEHAVES}|\bhangs?\b|\bComputeCache\b|\bslower\b|\bNaNs?\b|\b\d{{2,}}(?:-\d+)?\s?(?:s|sec|secs|seconds)\b",
+    re.I,
+)
 
 
 def _build_without_code_for_a_named_gpu(s: _Scoring) -> str | None:
@@ -1011,6 +1014,8 @@ def _build_without_code_for_a_named_gpu(s: _Scoring) -> str | None:
             ccs.add(parse_compute_capability(cc))
         except ValueError:
             continue
+    if not ccs and all(t.kind == "ptx" for t in targets):
+        return "ptx-jit-lower-arch"  # a PTX-only build runs on every GPU through the driver's JIT
     served = {cc: serves(targets, cc) for cc in ccs}
     missing = [cc for cc, how in served.items() if how is None]
     if missing:

@@ -883,7 +883,7 @@ PREFIXED_ARCH = r"(?<![A-Za-z0-9])(?:sm|compute)_?(\d{2,3})([af]?)(?![A-Za-z0-9]
 _AF_TOKEN = r"(?:\d{1,2}\.\d|\d{2,3})[af]"
 _ANY_TOKEN = r"(?:\d{1,2}\.\d|\d{2,3})[af]?(?![\w.])"
 # Words between the arch word and its list in prose ("arch list hardcodes 9.0a/10.0a", "architectures are 90a").
-_ARCH_WORDS = r"(?:\s+(?:list|lists|is|are|was|were|set|to|hardcodes?|includes?|only|of|defaults?)){0,2}"
+_ARCH_WORDS = r"(?:\s+(?:list|lists|is|are|was|were|set|to|hardcodes?|includes?|only|of|defaults?|from)){0,2}"
 # The words that open a list of targets: "archs", "capabilities", TORCH_CUDA_ARCH_LIST, "the AOT build list was".
 _ARCH_NOUN = (
     r"archs?|architectures?|capability|capabilities|\w*ARCH_LIST|\w*ARCHITECTURES|\w+_ARCHS|(?:build|target)\s+list|"
@@ -892,12 +892,12 @@ _ARCH_NOUN = (
 # group 1: the list of targets after an arch word, or a directory named after targets; "/" separates them too.
 UNPREFIXED_AF_ARCH = (
     rf"(?:\b(?:{_ARCH_NOUN}){_ARCH_WORDS}[\"'\s=:\[(]{{0,4}}"
-    rf"((?:{_ANY_TOKEN}[\"'\s,;+/]{{1,3}}){{0,8}}{_ANY_TOKEN})|/((?:\d{{2,3}}[af]?_){{0,8}}\d{{2,3}}[af]?)/)"
+    rf"((?:{_ANY_TOKEN}(?:[\"'\s,;+/]{{1,3}}|\s+to\s+)){{0,8}}{_ANY_TOKEN})|/((?:\d{{2,3}}[af]?_){{0,8}}\d{{2,3}}[af]?)/)"
 )
 # The same, matching where an a/f target is named (the catalogue's pattern; :func:`_af_arch` checks the number).
 UNPREFIXED_AF_MENTION = (
     rf"(?:\b(?:{_ARCH_NOUN}){_ARCH_WORDS}[\"'\s=:\[(]{{0,4}}"
-    rf"(?:{_ANY_TOKEN}[\"'\s,;+/]{{1,3}}){{0,8}}|/(?:\d{{2,3}}[af]?_){{0,8}}){_AF_TOKEN}(?![\w.])"
+    rf"(?:{_ANY_TOKEN}(?:[\"'\s,;+/]{{1,3}}|\s+to\s+)){{0,8}}|/(?:\d{{2,3}}[af]?_){{0,8}}){_AF_TOKEN}(?![\w.])"
 )
 _PREFIXED_RX = re.compile(PREFIXED_ARCH, re.I)
 _UNPREFIXED_RX = re.compile(UNPREFIXED_AF_ARCH, re.I)

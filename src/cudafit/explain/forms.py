@@ -155,7 +155,8 @@ _REFUSE = rf"(?:{_REFUSED}|only supported|only available)"
 FAILURE = re.compile(
     r"\b(?:error|errors|\w+Error|\w+Exception|\w*Warning|fail(?:s|ed|ure|ing)?|crash(?:es|ed|ing)?|exception|abort(?:s|ed)?|assert(?:ion)?|"
     r"dies|died|"
-    r"do(?:es)?(?: not|n'?t) work|not working|only works? (?:if|when)|won'?t (?:run|work|start|load)|"
+    r"do(?:es)?(?: not|n'?t) (?:work|load|run|start|launch)|not working|only works? (?:if|when)|"
+    r"won'?t (?:run|work|start|load)|"
     r"cannot (?:run|load|launch)|"
     r"can'?t (?:run|load|launch|use)|unable to (?:run|load|launch|use)|cannot use|broken|breaks?|broke|garbage|hangs?|"
     r"unavailable)\b"
@@ -243,13 +244,14 @@ _PTX_NEW = (
 # What the driver does when a build has no SASS for the GPU, and what the user sees of it (PG_JIT: JIT compilation
 # "increases application load time", its output is kept in the compute cache).
 _JIT_WORDS = (
-    r"(?:\b(?:JIT|just[- ]in[- ]time)[- ]?(?:compil\w*|ing)\b|\bre-?JIT(?:s|ted|ting|-compil\w*)?\b|"
+    r"(?:\b(?:JIT|just[- ]in[- ]time)[- ]?(?:compil\w*|ing)\b|\bre-?JIT(?:s|ted|ting|-compil\w*)?\b|\bComputeCache\b|"
+    r"\bCUDA_CACHE_(?:PATH|MAXSIZE|DISABLE)\b|"
     r"\b(?:generat\w*|compil\w*|build\w*)\s+(?:the\s+)?"
     r"(?:cached\s+)?binar(?:y|ies)(?:\s+code)?\s+for\b|\bprebuilt binaries\b|\bcompil(?:es?|ing) (?:the )?PTX\b)"
 )
 SLOW_WORDS = (
     r"(?:\b(?:very |extremely |really )?slow\b|\b\d+(?:-\d+|\+)? ?(?:minut\w*|mins?)\b|\blong (?:time|delay)\b|"
-    r"\bdelays?\b|"
+    r"\bdelays?\b|分钟|分間|\bstall(?:s|ed|ing)?\b|\bfreez(?:es|ing)\b|"
     r"\bfirst (?:run|start|call|time|launch|iteration|inference|epoch)\b|\bstart[- ]?up\b|\bwar[mn][- ]?up\b)"
 )
 _TOOL = r"(?:nvcc|ptxas|nvrtc|nvlink|fatbinary|LLVM|clang|NVPTX|cuda[ -]?toolkit|CUDA \d+(?:\.\d+)?|toolkit|compiler)"
@@ -315,6 +317,16 @@ FORMS: tuple[Form, ...] = (
         *_GUARDS,
         alone=False,
         any_of=("requir", "need", "minimum", "at least", "expect"),
+    ),
+    _f(
+        # "does not fully support triton[2.2.0~2.3.1] on device with capability<8", "devices with compute capability
+        # >= 8.0 only"
+        "a capability compared in a message",
+        "capability-guard",
+        r"\b(?:devices?|GPUs?|cards?)\s+with\s+(?:(?:a|CUDA)\s+)?(?:compute\s+)?capabilit(?:y|ies)\s*(?:<|>|<=|>=|≥|≤)\s*\d",
+        2.0,
+        *_GUARDS,
+        any_of=("capabilit",),
     ),
     _f(
         "a library's check in a traceback",
@@ -459,7 +471,7 @@ FORMS: tuple[Form, ...] = (
         rf"{_JIT_WORDS}[\s\S]{{0,300}}?{SLOW_WORDS}|{SLOW_WORDS}[\s\S]{{0,300}}?{_JIT_WORDS}",
         2.0,
         *_JIT,
-        any_of=("jit", "just", "binar", "ptx"),
+        any_of=("jit", "just", "binar", "ptx", "computecache", "cuda_cache"),
     ),
     _f(
         # PTX of a lower arch runs on a newer GPU through the JIT, but code that chose its path by the arch it was
@@ -479,10 +491,10 @@ FORMS: tuple[Form, ...] = (
         # variables): a report that reaches for it, or whose failure it reproduces, is about PTX JIT
         "forcing the PTX JIT",
         "ptx-jit-lower-arch",
-        r"\bCUDA_FORCE_PTX_JIT\b",
+        r"\bCUDA_(?:FORCE|DISABLE)_PTX_JIT\b",
         2.0,
         *_JIT,
-        any_of=("cuda_force_ptx_jit",),
+        any_of=("_ptx_jit",),
     ),
     _f(
         "the compute cache",
