@@ -724,3 +724,23 @@ def test_out_of_memory_without_a_numbering_mix_up_stays_unknown(text: str) -> No
 )  # fmt: skip
 def test_probe_round_e(text: str, category: str) -> None:
     assert top(text) == category
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        # a PTX-only build from a toolkit whose minimum driver is above the driver named: the JIT cannot read it
+        ("CI builds the wheel with CUDA 12.9 and CMAKE_CUDA_ARCHITECTURES=90-virtual (PTX only). On the H100 cluster "
+         "(driver 550.90.07) the first kernel launch fails", "ptx-too-new-for-driver"),
+        # the same build on a driver new enough: the JIT runs, and its cost is the finding
+        ("CI builds the wheel with CUDA 12.9 and CMAKE_CUDA_ARCHITECTURES=90-virtual (PTX only). On the H100 cluster "
+         "(driver 575.51) the first kernel launch stalls for 40 s", "ptx-jit-lower-arch"),
+        # slow host-device copies are no JIT; a hedged hint naming the GPU's features is no guard
+        ("GPU on a riser cable: PCIe Generation Current 1 / Max 4. Training is data-loader bound and H2D copies take "
+         "forever.", "unknown"),
+        ("NansException: A tensor with NaNs was produced in Unet. This could be either because there's not enough "
+         "precision to represent the picture, or because your video card does not support half type.", "unknown"),
+    ],
+)  # fmt: skip
+def test_probe_round_e_drivers_and_vetoes(text: str, category: str) -> None:
+    assert top(text) == category

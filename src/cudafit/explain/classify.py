@@ -65,8 +65,8 @@ from cudafit.explain.forms import (
     UNRELATED_WORDS,
     iter_forms,
 )
-from cudafit.model import ComputeCapability, JsonDict, parse_compute_capability, parse_sm_arch
-from cudafit.rules.tables import load_tables
+from cudafit.model import ComputeCapability, CudaVersion, JsonDict, parse_compute_capability, parse_sm_arch
+from cudafit.rules.tables import load_tables, toolkit_min_driver
 
 __all__ = ["HOPPER_ONLY", "Finding", "classify"]
 
@@ -1014,15 +1014,37 @@ def _build_without_code_for_a_named_gpu(s: _Scoring) -> str | None:
             ccs.add(parse_compute_capability(cc))
         except ValueError:
             continue
-    if not ccs and all(t.kind == "ptx" for t in targets):
-        return "ptx-jit-lower-arch"  # a PTX-only build runs on every GPU through the driver's JIT
     served = {cc: serves(targets, cc) for cc in ccs}
     missing = [cc for cc, how in served.items() if how is None]
     if missing:
         return "mixed-gpu" if len(missing) < len(ccs) else "no-kernel-image"
-    if "ptx-jit" in served.values():
-        return "ptx-jit-lower-arch"  # a GPU that only the JIT of lower-arch PTX serves (PG_JIT)
+    # a PTX-only build runs on every GPU through the driver's JIT; with cubins, a GPU only the JIT of lower-arch PTX
+    # serves (PG_JIT)
+    if (not ccs and all(t.kind == "ptx" for t in targets)) or "ptx-jit" in served.values():
+        return "ptx-too-new-for-driver" if _driver_older_than_the_build(s) else "ptx-jit-lower-arch"
     return None
+
+
+# The toolkit a build was made with, as reports write it: "builds the wheel with CUDA 12.9", "nvcc V12.6",
+# ".../cuda-12.4/bin/nvcc" (nvidia-smi's "CUDA Version" is the driver's, not a build's).
+_BUILD_TOOLKIT = re.compile(
+    r"\b(?:built|builds?|building|compiled|compiles?|compiling)\b[^\n]{0,40}?\bwith\s+(?:CUDA|nvcc)\s+(\d{2})\.(\d)\b"
+    r"|\bnvcc\s+(?:V|release\s+)?(\d{2})\.(\d)\b|/cuda-(\d{2})\.(\d)/",
+    re.I,
+)
+
+
+def _driver_older_than_the_build(s: _Scoring) -> bool:
+    """Whether the driver the text names is older than the minimum driver of the toolkit the build was made with
+    (CUDA Toolkit release notes, Table 3): its JIT cannot read that toolkit's PTX (CUDA compatibility guide: PTX from
+    a newer toolkit needs a driver of that toolkit or newer)."""
+    m = _BUILD_TOOLKIT.search(s.body)
+    branch = _driver_branch(s)
+    if m is None or branch is None:
+        return False
+    major, minor = next((int(a), int(b)) for a, b in zip(m.groups()[::2], m.groups()[1::2], strict=True) if a)
+    floor = toolkit_min_driver(CudaVersion(major, minor))
+    return floor is not None and branch < int(str(floor).split(".")[0])
 
 
 def _forms_when_nothing_matched(s: _Scoring) -> None:

@@ -429,6 +429,10 @@ FORMS: tuple[Form, ...] = (
         *_GUARDS,
         alone=False,
         any_of=("support", "requir", "need", "only", "not available", "compatible", "can"),
+        # a hint that names the GPU's features as one possible reason among others (stable-diffusion-webui's NaN check:
+        # "This could be either because there's not enough precision ... or because your video card does not support
+        # half type"): no check of the GPU refused it
+        veto=r"\bcould be (?:either )?because\b|\bNansException\b",
     ),
     _f(
         "the GPU cannot run it",
@@ -850,7 +854,9 @@ FORMS: tuple[Form, ...] = (
         # loading a model, its weights or data is slow for its own reasons (disk, network, the loader's code), unless
         # the text names what the JIT delays: the CUDA context's or an inference session's start, PTX, the JIT
         veto=r"\b(?:load\w*|download\w*|read\w*)\s+(?:the\s+|a\s+|my\s+|its\s+)?(?:\w+\s+)?"
-        r"(?:model|checkpoint|weights|dataset|data|files?)\b|\bdownload",
+        r"(?:model|checkpoint|weights|dataset|data|files?)\b|\bdownload"
+        # slow transfers are no JIT: a data loader, host-device copies, the PCIe link
+        r"|\bdata-?loader\b|\bH2D\b|\bD2H\b|\bPCIe\b|\bcop(?:y|ies)\b",
         rescue=r"\b(?:session|CreateSession|JIT|PTX|cuda init\w*|initiali[sz]\w*|start[- ]?up)\b",
     ),
     # -- driver-too-old: a driver without an entry point the runtime needs (cuGetProcAddress came with CUDA 11.3) --
