@@ -94,7 +94,9 @@ def test_held_out_batch_is_held_out_whatever_its_url_hashes_to() -> None:
 # outside the PyTorch/LLM stack, committed alone and scored once as counts): 42/80 on the classifier the session began
 # with, 44/80 on the one it had when the batch was committed; the 793 held-out records 644 -> 652 (82.2%). Floors: the
 # measured figures, rounded down.
-@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.92), (HELD_OUT, 0.82)])
+# A development batch of the same breadth (`issue-18-session9-dev-j`, 60 records) followed: 32/60 on the starting
+# classifier, 35/60 when committed; development 1317 records.
+@pytest.mark.parametrize(("part", "floor"), [(DEV, 0.90), (HELD_OUT, 0.82)])
 def test_accuracy(part: str, floor: float) -> None:
     result = score(parts(RECORDS)[part])
     print(f"\nexplain corpus, {part}: {result}")
