@@ -782,7 +782,7 @@ def _cpu_build_loading_cuda_data(s: _Scoring) -> None:
 # modules, classes and version, not a package list naming cupy-cuda12x beside another library's failure.
 RUNTIME_COMPILED = (
     r"cupy_backends|\bcupy\.(?:cuda|_core)\b|cupy/_core|\bCUDADriverError\b|\bRaw(?:Kernel|Module)\b|\bCuPy v?\d|"
-    r"nvrtcCompileProgram|NVRTC_ERROR_\w+"
+    r"nvrtcCompileProgram|NVRTC_ERROR_\w+|[/\\]nvrtc[/\\]"
 )
 
 
@@ -797,6 +797,21 @@ def _runtime_compiled_module_rejected(s: _Scoring) -> None:
         return
     limits = load_tables().limits
     named = [limits.get(parse_compute_capability(cc)) for cc in _distinct_ccs(s.facts)]
+    toolkit = _NAMED_TOOLKIT.search(s.body)
+    if toolkit and named and all(lim is not None for lim in named):
+        version = (int(toolkit.group(1)), int(toolkit.group(2)))
+        if all(
+            _toolkit_key(lim.first_cuda_toolkit) <= version
+            and (lim.last_cuda_toolkit is None or version <= _toolkit_key(lim.last_cuda_toolkit))
+            for lim in named
+            if lim is not None
+        ):
+            # the run-time compiler of a toolkit that targets the GPU built the module for that GPU: no arch can be
+            # missing from it, so the refusal is the module's own fault (an over-long generated kernel, say), not a
+            # compatibility failure
+            del s.scores["no-kernel-image"]
+            s.settled = True
+            return
     if named and all(lim is not None and _toolkit_key(lim.first_cuda_toolkit) <= (10, 0) for lim in named):
         # every NVRTC CuPy has used (CUDA 10.2 on) knows these GPUs: the NVRTC is not older than the GPU; a GPU a
         # newer toolkit dropped (Kepler under CUDA 12) is too old for it instead, which is no kernel image
@@ -855,8 +870,17 @@ def _image_the_driver_cannot_load(s: _Scoring) -> None:
     if not re.search(INVALID_IMAGE, s.body):
         return
     branch = _driver_branch(s)
+    toolkit = _NAMED_TOOLKIT.search(s.body)
+    if toolkit and (int(toolkit.group(1)), int(toolkit.group(2))) < _COMPRESSION_MODES_FROM:
+        return  # a build of a toolkit before the compression modes: its images are no newer format than the driver's
     if branch is not None and branch < COMPRESSED_FATBIN_MIN_DRIVER:
         _move(s, "no-kernel-image", "driver-too-old")
+
+
+# The toolkit a log names as its platform ("Platform: CUDA Toolkit 10.1, Driver: 418.67"); nvcc's fatbin compression
+# modes (the images older drivers cannot read) came with CUDA 12.4 (nvcc --compress-mode).
+_NAMED_TOOLKIT = re.compile(r"\bCUDA\s+Toolkit\s+(\d{1,2})\.(\d)\b", re.I)
+_COMPRESSION_MODES_FROM = (12, 4)
 
 
 def _cut_short_regex(message: str) -> re.Pattern[str]:
