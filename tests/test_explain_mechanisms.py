@@ -744,3 +744,44 @@ def test_probe_round_e(text: str, category: str) -> None:
 )  # fmt: skip
 def test_probe_round_e_drivers_and_vetoes(text: str, category: str) -> None:
     assert top(text) == category
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("20220208 11:16:31 ERROR: Can't start miner, GeForce GTX 650 Ti BOOST (CC 3) is not supported",
+         "capability-guard"),
+        ("RuntimeError: No supported GPUs are present on this system.", "capability-guard"),
+        ("Notice: GPU id 0 is not available for computation because it's compute capability is not high enough",
+         "capability-guard"),
+        ("[hevc_cuvid @ 00000193dfc7c780] Codec hevc_cuvid is not supported.", "capability-guard"),
+        ("Provided device doesn't support required NVENC features", "capability-guard"),
+        ("WARN ai.djl.pytorch.jni.LibUtils - No matching cuda flavor for linux-x86_64 found: cu121.",
+         "wrong-framework-build"),
+        ("System.EntryPointNotFoundException: Unable to find an entry point named "
+         "'OrtSessionOptionsAppendExecutionProvider_CUDA' in DLL 'onnxruntime'.", "wrong-framework-build"),
+        ("Flash attention currently doesn't support training with head_dim greater than 64 on sm86 or newer",
+         "shared-memory-limit"),
+        ("File \".../flash_attn/flash_attn_interface.py\", line 42, in _flash_attn_backward\n"
+         "RuntimeError: Expected is_sm80 || is_sm90 to be true, but got false.", "shared-memory-limit"),
+        ("This file was compiled: -acc=gpu -gpu=cc60 -gpu=cc70\nRebuild the application with -gpu=cc86 to use "
+         "NVIDIA Tesla GPU 0", "no-kernel-image"),
+        ("NVIDIA GeForce GTX 1060 with Max-Q Design with CUDA capability sm_61 is\nnot compatible with the current "
+         "PyTorch installation.", "no-kernel-image"),
+    ],
+)  # fmt: skip
+def test_dev_j_emitters(text: str, category: str) -> None:
+    assert top(text) == category
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a status line of every start on a GPU without fast FP16 says nothing of what failed after it
+        "platform does not have FP16 support.\nRuntimeError: CUDA error: an illegal memory access was encountered",
+        # torch's own kernels with the same words stay a guard (no flash_attn package)
+        "RuntimeError: Expected is_sm80 to be true, but got false. (scaled_dot_product_attention backward)",
+    ],
+)
+def test_dev_j_what_must_not_change(text: str) -> None:
+    assert top(text) in ("unknown", "capability-guard")

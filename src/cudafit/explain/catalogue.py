@@ -367,9 +367,13 @@ CATEGORIES: tuple[Category, ...] = (
             # for this GPU; a second GPU in the log makes it a mixed host (classify: _mixed_host).
             _p(r"invalid device function|cudaErrorInvalidDeviceFunction|\berror(?: code)?[ :=]*98\b", 2, CUDART),
             _p(r"\bCUDA failure 209\b", 3, ORT_CUDA),
-            _p(r"with CUDA capability sm_\d+ is not compatible with the current PyTorch installation", 3, TORCH_CUDA),
+            _p(
+                r"with CUDA capability sm_\d+\s+is\s+not\s+compatible\s+with\s+the\s+current\s+PyTorch\s+installation",
+                3,
+                TORCH_CUDA,
+            ),
             # the same warning's fixed part, where a paste or an excerpt lost the GPU and capability before it
-            _p(r"\bis not compatible with the current PyTorch installation", 2.5, TORCH_CUDA),
+            _p(r"\bis\s+not\s+compatible\s+with\s+the\s+current\s+PyTorch\s+installation", 2.5, TORCH_CUDA),
             _p(r"PyTorch no longer supports this GPU because it is too old", 3, TORCH_CUDA),
             # _warn_unsupported_code (torch 2.8+): "Your installed torch==2.9.0+cu130 does not include kernels for
             # this GPU", "No published PyTorch CUDA builds for release 2.13.0+cu130 support this GPU", "... to install
@@ -382,7 +386,7 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"named symbol not found|cudaErrorSymbolNotFound|CUDA_ERROR_NOT_FOUND", 1.5, CUDART),
             # cudaErrorInvalidSymbol (13): a __constant__/__device__ variable lives in the module loaded for this
             # device; without an image for it there is no module (scripts/record_cuda_errors.py gives the threads)
-            _p(r"invalid device symbol|cudaErrorInvalidSymbol", 1.5, CUDART),
+            _p(r"invalid device symbol|cudaErrorInvalidSymbol|cudaGetSymbolAdd?ress\b[^\n]{0,30}?\bfail", 1.5, CUDART),
             _p(r"device kernel image is invalid|cudaErrorInvalidKernelImage|CUDA_ERROR_INVALID_IMAGE", 2, CUDART),
             _p(
                 r"The GPU architecture in your current machine is \w+, which is not compatible with Paddle",
@@ -408,7 +412,7 @@ CATEGORIES: tuple[Category, ...] = (
             ),
             # NVHPC's OpenACC runtime: "This file was compiled: -acc=gpu -gpu=cc90 / Rebuild this file with
             # -gpu=cc120 to use NVIDIA Tesla GPU 0"
-            _p(r"Rebuild this file with -gpu=cc\d+ to use", 3, NVHPC),
+            _p(r"Rebuild (?:this file|the application) with -gpu=cc\d+ to use", 3, NVHPC),
             # vLLM's CUTLASS 2.x kernels (plain sm75/sm80/sm89) missing from the build for the GPU below 9.0.
             _p(
                 r"No compiled cutlass_scaled_mm for a compute capability less than CUDA device capability: [1-8]\d\b",
@@ -1327,6 +1331,22 @@ TORCH_FROM_BLOB = "pytorch/pytorch:aten/src/ATen/templates/Functions.cpp"
 TORCH_CUDA_GUARD = "pytorch/pytorch:c10/cuda/impl/CUDAGuardImpl.h"
 # llama-cpp-python's tensor_split check: a build without a GPU backend has LLAMA_MAX_DEVICES=1
 LLAMA_CPP_PY = "abetlen/llama-cpp-python:llama_cpp/llama.py"
+# FFmpeg's NVDEC wrapper asks the GPU's decoder for the codec (cuvidGetDecoderCaps): "Codec hevc_cuvid is not supported"
+FFMPEG_CUVID = "FFmpeg/FFmpeg:libavcodec/cuviddec.c"
+# Sunshine's NVENC probe: "Provided device doesn't support required NVENC features"
+SUNSHINE_NVENC = "LizardByte/Sunshine:src/nvenc/nvenc_base.cpp"
+# The Video Codec SDK's NVENCSTATUS 2, NV_ENC_ERR_UNSUPPORTED_DEVICE: "the device passed by the client is not supported"
+NVENC_API = "https://docs.nvidia.com/video-technologies/video-codec-sdk/13.0/nvenc-video-encoder-api-prog-guide/index.html"
+# TensorRT users' FP16 checks (builder->platformHasFastFp16()): jetson-inference's "platform does not have FP16
+# support", Paddle-TRT's "the hardware do not support FP16 speed up, use FP32 instead"
+JETSON_TENSORNET = "dusty-nv/jetson-inference:c/tensorNet.cpp"
+PADDLE_TRT_ENGINE = "PaddlePaddle/Paddle:paddle/fluid/inference/tensorrt/engine.cc"
+# DJL picks a native PyTorch build by CUDA "flavor": with none for the CUDA found it loads the CPU build
+DJL_LIBUTILS = "deepjavalibrary/djl:engines/pytorch/pytorch-engine/src/main/java/ai/djl/pytorch/jni/LibUtils.java"
+# ONNX Runtime's C API: OrtSessionOptionsAppendExecutionProvider_CUDA exists in the GPU package's library only
+ORT_C_API = "microsoft/onnxruntime:include/onnxruntime/core/providers/cuda/cuda_provider_factory.h"
+# HOOMD-blue's device check: "No supported GPUs are present on this system", "... does not support HOOMD-blue"
+HOOMD_EXEC = "glotzerlab/hoomd-blue:hoomd/ExecutionConfiguration.cc"
 # A CuTe atom of a plain arch compiled out (not the a/f-only TMA, STSM and modifiable-TMA macros); group 1: its SM.
 PLAIN_CUTE_ATOM = r"without CUTE_ARCH_(?!TMA_|STSM_|DEVICE_MODIFIABLE_)\w*?SM(\d{2,3})(?![AF\d])\w*?_ENABLED"
 _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
@@ -1419,6 +1439,14 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
         _p(r"binary does not include support for the CUDA architecture of the GPU", 4, GROMACS_DEVICES),
     ),
     "capability-guard": (
+        _p(r"Codec \w+_cuvid is not supported", 3, FFMPEG_CUVID),
+        _p(r"Provided device doesn'?t support required NVENC features", 3, SUNSHINE_NVENC),
+        # by name only: "returned error 2" is also what a container without the video driver capability gets
+        _p(r"\bNV_ENC_ERR_UNSUPPORTED_DEVICE\b", 2.5, NVENC_API),
+        # status lines printed on every start of a GPU without fast FP16, whatever failed after them: hints only
+        _p(r"\bplatform does not have FP16 support\b", 1, JETSON_TENSORNET),
+        _p(r"the hardware do(?:es)? not support FP16 speed up", 1, PADDLE_TRT_ENGINE),
+        _p(r"No supported GPUs are present on this system|\bdoes not support HOOMD-blue\b", 3, HOOMD_EXEC),
         # accelerate's check: bf16 needs torch.cuda.is_bf16_supported() (compute capability 8.0+)
         _p(r"bf16 mixed precision requires PyTorch >= 1\.10 and a supported device", 4, ACCELERATE),
         _p(
@@ -1478,6 +1506,8 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
     "shared-memory-limit": (
         _p(r"\brequires A100/A800 or H100/H800\b", 3, FLASH_ATTN_BWD),
         _p(r"Requested too much scratch memory on level 0", 3, KOKKOS_TEAM),
+        # torch's SDPA: the flash backward for large head dims needs sm80/sm90's shared memory
+        _p(r"Flash attention currently doesn'?t support training with head_dim greater than \d+ on sm86", 3, TORCH_SDP),
         _p(r"ParallelFor< ?Cuda ?> insufficient shared memory", 3, KOKKOS_TEAM),
         _p(r"FullyFusedMLP: insufficient shared memory available on the GPU", 4, TINYCUDANN_MLP),
         _p(r"Configuration uses too much shared memory", 4, CUTLASS_PY_CHECK),
@@ -1502,6 +1532,8 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
         _p(r"device requested but this build of Warp does not support CUDA", 4, WARP_CONTEXT_SRC),
         _p(r"Package gpu command without GPU package installed", 3, LAMMPS_INPUT),
         _p(r"Current LLAMA_MAX_DEVICES=1\b", 3, LLAMA_CPP_PY),
+        _p(r"No matching cuda flavor for [\w-]+ found", 3, DJL_LIBUTILS),
+        _p(r"entry point named '?OrtSessionOptionsAppendExecutionProvider_CUDA'? in DLL", 3, ORT_C_API),
         _p(r"\bllama_supports_gpu_offload\(\)\s*(?:->|returns?|is|==|:)?\s*\n?\s*False\b", 3, LLAMA_H),
         # OpenCV's throw_no_cuda: the cv::cuda functions of a build without them
         _p(
@@ -1654,6 +1686,10 @@ SOURCE_PROJECTS: dict[str, str] = {
     "JuliaGPU/GPUCompiler.jl": "cuda.jl",
     "chainer/chainer": "chainer",
     "lammps/lammps": "lammps",
+    "LizardByte/Sunshine": "sunshine",
+    "dusty-nv/jetson-inference": "jetson-inference",
+    "deepjavalibrary/djl": "djl",
+    "glotzerlab/hoomd-blue": "hoomd-blue",
     "abetlen/llama-cpp-python": "llama-cpp-python",
     "JuliaGPU/CUDA.jl": "cuda.jl",
     "dmlc/xgboost": "xgboost",

@@ -36,6 +36,7 @@ from cudafit.explain.catalogue import (
     DRIVER_JIT,
     FA3_API,
     FA3_BUILD,
+    FLASH_ATTN_BWD,
     FLASHMLA_BUILD,
     GGML_COMMON,
     KOKKOS_CUDA,
@@ -254,6 +255,21 @@ _KOKKOS_CCS = re.compile(
     r"running kernels compiled for compute capability (\d+)\.(\d)[^\n]{0,20}? on device with compute capability "
     r"(\d+)\.(\d)"
 )
+
+
+_FA_BACKWARD_CHECK = re.compile(r"Expected is_sm80(?:\s*\|\|\s*is_sm90)? to be true")
+_FLASH_ATTN_PACKAGE = re.compile(r"\bflash_attn(?:_cuda|_2_cuda|_interface)?\b")
+
+
+def _flash_attention_backward_check(s: _Scoring) -> None:
+    """FlashAttention's own TORCH_CHECK(is_sm80 || is_sm90) guards the backward kernels of the larger head dims, which
+    need the shared memory a block gets on 8.0 and 9.0 (163 KB, 227 KB) and not on 8.6/8.9 (99 KB; Programming Guide,
+    compute capabilities table): from the flash_attn package it is the shared-memory limit (seed 002's kind of check);
+    the same words from torch's own kernels stay a capability guard."""
+    if "capability-guard" not in s.scores or not _FA_BACKWARD_CHECK.search(s.body):
+        return
+    if _FLASH_ATTN_PACKAGE.search(s.body):
+        _reclassify(s, "capability-guard", "shared-memory-limit", [FLASH_ATTN_BWD])
 
 
 def _kokkos_compiled_below_the_device(s: _Scoring) -> None:
@@ -1150,6 +1166,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _arch_specific_beside_missing_image,
     _range_check_refusal,
     _kokkos_compiled_below_the_device,
+    _flash_attention_backward_check,
     _ggml_stub_of_the_gpus_own_arch,
     _xformers_capability_beside_other_reasons,
     _stub_library_is_no_old_driver,

@@ -390,7 +390,9 @@ FORMS: tuple[Form, ...] = (
         "capability-guard",
         rf"{_HW}[^\n]{{0,40}}?\b(?:(?:is|are|was)\s+)?(?:not|no longer|not yet)\s+supported\b"
         rf"|\b(?:{_DEVICE})\b,?\s+which\s+(?:is|are)\s+(?:not|no longer|not yet)\s+supported\b"
-        rf"|\bno supported (?:{_DEVICE}|GPU\(s\))\s+(?:detected|found)\b"
+        rf"|\bno supported (?:{_DEVICE}|GPU\(s\))\s+(?:(?:are|were)\s+)?(?:detected|found|present|available)\b"
+        # miners' "GeForce GTX 650 Ti BOOST (CC 3) is not supported"
+        r"|\(CC\s*\d+(?:\.\d)?\)\s+is\s+(?:not|no longer)\s+supported\b"
         rf"|\bunsupported\s+(?:cuda\s+|gpu\s+|nvidia\s+)?(?:arch(?:itecture)?s?|GPUs?|devices?|"
         rf"compute capabilit(?:y|ies)|SMs?|"
         rf"hardware)\b",
@@ -406,6 +408,8 @@ FORMS: tuple[Form, ...] = (
         # hashcat's "This hardware has outdated CUDA compute capability (3.5)", DCGM's "Incompatible CUDA compute
         # capability major version: 12"
         r"|\b(?:outdated|incompatible|unsupported|insufficient)\s+(?:CUDA\s+)?compute\s+capability\b"
+        # "not available for computation because it's compute capability is not high enough"
+        r"|\bcapability\s+is\s+not\s+high\s+enough\b"
         rf"|\b(?:{_DEVICE}|arch\w*|(?:compute )?capability)\b[^\n]{{0,20}}?\b(?:is|are)\s+"
         r"(?:lower|less|older|below|smaller)\s+"
         r"than\s+(?:it is\s+|what is\s+|the\s+)?(?:required|minimum|supported|needed)"
@@ -414,7 +418,8 @@ FORMS: tuple[Form, ...] = (
         2.0,
         *_GUARDS,
         any_of=(
-            "too old", "too low", " than ", "below", "under", "outdated", "incompatible", "unsupported", "insufficient"
+            "too old", "too low", " than ", "below", "under", "outdated", "incompatible", "unsupported", "insufficient",
+            "high enough",
         ),
     ),
     _f(
