@@ -785,3 +785,23 @@ def test_dev_j_emitters(text: str, category: str) -> None:
 )
 def test_dev_j_what_must_not_change(text: str) -> None:
     assert top(text) in ("unknown", "capability-guard")
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        # an API call and what it returned is the error of that number
+        ("GKE node pool on driver 535; our app logs: cudaGetDeviceCount returned 35", "driver-too-old"),
+        ("built with -arch=compute_86 (PTX only); at every launch cuModuleLoadData returning 222",
+         "ptx-too-new-for-driver"),
+        ("tvm.error.InternalError: Failed to set the allowed dynamic shared memory size to 196608",
+         "shared-memory-limit"),
+        ("cuFuncSetAttribute returning CUDA_ERROR_INVALID_VALUE for a kernel asking for 0x20000 bytes",
+         "shared-memory-limit"),
+        ("y = x * mask\nTypeError: Unsupported type <class 'numpy.ndarray'>", "device-mismatch"),
+        ('the TensorRT plugin prints "GPU sm_87 not in supported list [80, 86, 89, 90], falling back to CPU"',
+         "capability-guard"),
+    ],
+)  # fmt: skip
+def test_probe_round_f(text: str, category: str) -> None:
+    assert top(text) == category

@@ -1347,6 +1347,12 @@ DJL_LIBUTILS = "deepjavalibrary/djl:engines/pytorch/pytorch-engine/src/main/java
 ORT_C_API = "microsoft/onnxruntime:include/onnxruntime/core/providers/cuda/cuda_provider_factory.h"
 # HOOMD-blue's device check: "No supported GPUs are present on this system", "... does not support HOOMD-blue"
 HOOMD_EXEC = "glotzerlab/hoomd-blue:hoomd/ExecutionConfiguration.cc"
+# TileLang's generated host wrapper opts each kernel in to its dynamic shared memory: "Failed to set the allowed dynamic
+# shared memory size to 151552 with error: ..." is the request past the GPU's opt-in maximum
+TILELANG_WRAPPER = "tile-ai/tilelang:tilelang/jit/adapter/wrapper.py"
+# CuPy's kernels refuse a host array among their arguments (_preprocess_args): "Unsupported type <class
+# 'numpy.ndarray'>"
+CUPY_KERNEL_ARGS = "cupy/cupy:cupy/_core/_kernel.pyx"
 # A CuTe atom of a plain arch compiled out (not the a/f-only TMA, STSM and modifiable-TMA macros); group 1: its SM.
 PLAIN_CUTE_ATOM = r"without CUTE_ARCH_(?!TMA_|STSM_|DEVICE_MODIFIABLE_)\w*?SM(\d{2,3})(?![AF\d])\w*?_ENABLED"
 _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
@@ -1409,6 +1415,7 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
     "device-mismatch": (
         _p(r"\bdevice mismatch in \w+, lhs: \w+", 3, CANDLE_ERROR),
         _p(r"Specified device \S+ does not match device of data \S+", 3, TORCH_FROM_BLOB),
+        _p(r"Unsupported type <class 'numpy\.ndarray'>", 3, CUPY_KERNEL_ARGS),
         _p(r"CUDAGuardImpl initialized with non-CUDA DeviceType", 3, TORCH_CUDA_GUARD),
         _p(r"Host array used in CUDA kernel will incur copy overhead", 2, NUMBA_DEVICEARRAY),
         _p(
@@ -1506,6 +1513,7 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
     "shared-memory-limit": (
         _p(r"\brequires A100/A800 or H100/H800\b", 3, FLASH_ATTN_BWD),
         _p(r"Requested too much scratch memory on level 0", 3, KOKKOS_TEAM),
+        _p(r"Failed to set the allowed dynamic shared memory size to \d+", 3, TILELANG_WRAPPER),
         # torch's SDPA: the flash backward for large head dims needs sm80/sm90's shared memory
         _p(r"Flash attention currently doesn'?t support training with head_dim greater than \d+ on sm86", 3, TORCH_SDP),
         _p(r"ParallelFor< ?Cuda ?> insufficient shared memory", 3, KOKKOS_TEAM),
@@ -1686,6 +1694,7 @@ SOURCE_PROJECTS: dict[str, str] = {
     "JuliaGPU/GPUCompiler.jl": "cuda.jl",
     "chainer/chainer": "chainer",
     "lammps/lammps": "lammps",
+    "tile-ai/tilelang": "tilelang",
     "LizardByte/Sunshine": "sunshine",
     "dusty-nv/jetson-inference": "jetson-inference",
     "deepjavalibrary/djl": "djl",

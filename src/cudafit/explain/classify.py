@@ -261,6 +261,19 @@ _FA_BACKWARD_CHECK = re.compile(r"Expected is_sm80(?:\s*\|\|\s*is_sm90)? to be t
 _FLASH_ATTN_PACKAGE = re.compile(r"\bflash_attn(?:_cuda|_2_cuda|_interface)?\b")
 
 
+def _errors_that_name_their_category(s: _Scoring) -> None:
+    """A CUDA error whose code alone names its category (the recorded decisions: 35 insufficient driver, 209 no kernel
+    image, 222 unsupported PTX version, ...), named in a form no pattern reads ("cudaGetDeviceCount returned 35"):
+    it counts as the catalogue's "error N" does."""
+    for err in CUDA_ERRORS:
+        if err.certainty != "code" or not err.categories or err.code not in _named_codes(s.facts):
+            continue
+        cat_id = err.categories[0]
+        if cat_id not in s.scores:
+            s.scores[cat_id] = (2.0, [f"{err.name} ({err.code})"])
+            s.matches[cat_id] = _Match(2.0, (f"{err.name} ({err.code})",), 2.0, -1, (CUDART,))
+
+
 def _flash_attention_backward_check(s: _Scoring) -> None:
     """FlashAttention's own TORCH_CHECK(is_sm80 || is_sm90) guards the backward kernels of the larger head dims, which
     need the shared memory a block gets on 8.0 and 9.0 (163 KB, 227 KB) and not on 8.6/8.9 (99 KB; Programming Guide,
@@ -1163,6 +1176,7 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
 # The precedence rules, applied in this order after the patterns' weights are summed: each picks the root
 # cause where several categories match one log.
 _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
+    _errors_that_name_their_category,
     _arch_specific_beside_missing_image,
     _range_check_refusal,
     _kokkos_compiled_below_the_device,

@@ -163,7 +163,9 @@ _NUMBER_FORMS = re.compile(
     r"\b(?:cuda runtime )?error(?:\s+code)?\s*[:=#]?\s*\(?(?P<plain>0|[1-9]\d{0,4})\)?(?![\d.]|[-:/]\d)"
     r"|\bcode\s*[=:]\s*(?P<code>\d{1,5})\b"
     r"|\b(?:cudaError\w*|CUDA failure|cudaStatus)\s*[(=:]?\s*(?P<runtime>\d{1,5})\b"
-    r"|\bCUresult\s*[(=:.]?\s*(?P<driver>\d{1,5})\b",
+    r"|\bCUresult\s*[(=:.]?\s*(?P<driver>\d{1,5})\b"
+    # a CUDA API call and what it returned: "cudaGetDeviceCount returned 35", "cuModuleLoadData returning 222"
+    r"|\b(?:cuda|cu)[A-Z]\w*(?:\([^)\n]{0,60}\))?\s+(?:returns?|returned|returning)\s+(?:error\s+)?(?P<api>\d{1,4})\b",
     re.I,
 )
 _NAMES = re.compile(r"\b(cudaError[A-Za-z]\w*|CUDA_ERROR_[A-Z0-9_]+)\b")
@@ -183,7 +185,8 @@ def _line_at(text: str, pos: int) -> str:
 
 def _numbered(text: str) -> set[CudaError]:
     """The errors a text names by number: "error 209", "error code 209", "code=209", "CUDA failure 209",
-    "cudaError 209", "CUresult 202".  A bare "error N" counts only on a line that names CUDA."""
+    "cudaError 209", "CUresult 202", "cudaGetDeviceCount returned 35".  A bare "error N" counts only on a line that
+    names CUDA."""
     found: set[CudaError] = set()
     for m in _NUMBER_FORMS.finditer(text):
         kind = m.lastgroup or "plain"

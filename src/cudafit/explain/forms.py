@@ -391,6 +391,8 @@ FORMS: tuple[Form, ...] = (
         rf"{_HW}[^\n]{{0,40}}?\b(?:(?:is|are|was)\s+)?(?:not|no longer|not yet)\s+supported\b"
         rf"|\b(?:{_DEVICE})\b,?\s+which\s+(?:is|are)\s+(?:not|no longer|not yet)\s+supported\b"
         rf"|\bno supported (?:{_DEVICE}|GPU\(s\))\s+(?:(?:are|were)\s+)?(?:detected|found|present|available)\b"
+        # "GPU sm_87 not in supported list [80, 86, 89, 90]"
+        rf"|{_HW}[^\n]{{0,20}}?\bnot in (?:the )?(?:list of )?supported\b"
         # miners' "GeForce GTX 650 Ti BOOST (CC 3) is not supported"
         r"|\(CC\s*\d+(?:\.\d)?\)\s+is\s+(?:not|no longer)\s+supported\b"
         rf"|\bunsupported\s+(?:cuda\s+|gpu\s+|nvidia\s+)?(?:arch(?:itecture)?s?|GPUs?|devices?|"
@@ -779,10 +781,11 @@ FORMS: tuple[Form, ...] = (
         r"|\bshared[ -]memory\b[\s\S]{0,400}?\binvalid argument\b"
         # cudaFuncSetAttribute is how a kernel opts in to more than 48 KB a block (Programming Guide, shared memory):
         # its invalid argument is a request past the GPU's opt-in maximum
-        r"|\bcudaFuncSetAttribute\b[^\n]{0,160}?\b(?:invalid argument|cudaErrorInvalidValue)\b",
+        r"|\bcu(?:da)?FuncSetAttribute\b[^\n]{0,160}?"
+        r"\b(?:invalid argument|cudaErrorInvalidValue|CUDA_ERROR_INVALID_VALUE)\b",
         2.0,
         *_SMEM,
-        any_of=("shared", "cudafuncsetattribute"),  # "shared memory", "shared-memory", the opt-in call
+        any_of=("shared", "funcsetattribute"),  # "shared memory", "shared-memory", the opt-in call
         explains=(1,),
     ),
     # -- ptx-too-new-for-driver: before CUDA 11.1 a driver given newer PTX said only "a PTX JIT compilation failed" --
