@@ -805,3 +805,12 @@ def test_dev_j_what_must_not_change(text: str) -> None:
 )  # fmt: skip
 def test_probe_round_f(text: str, category: str) -> None:
     assert top(text) == category
+
+
+def test_a_bf16_kernel_missing_from_a_module_is_the_gpus_lack_of_bf16() -> None:
+    # candle compiles its bf16 kernels only for compute capability 8.0 and up (candle-kernels/src/cast.cu)
+    text = 'Error: DriverError(CUDA_ERROR_NOT_FOUND, "named symbol not found") when loading cast_f32_bf16'
+    assert top(text) == "capability-guard"
+    assert top('Error: DriverError(CUDA_ERROR_NOT_FOUND, "named symbol not found") when loading affine_f32') != (
+        "capability-guard"
+    )

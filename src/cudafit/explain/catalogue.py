@@ -1353,6 +1353,9 @@ TILELANG_WRAPPER = "tile-ai/tilelang:tilelang/jit/adapter/wrapper.py"
 # CuPy's kernels refuse a host array among their arguments (_preprocess_args): "Unsupported type <class
 # 'numpy.ndarray'>"
 CUPY_KERNEL_ARGS = "cupy/cupy:cupy/_core/_kernel.pyx"
+# candle's kernels compile their bf16 variants only under __CUDA_ARCH__ >= 800: on an older GPU the module loads
+# without them ("named symbol not found" when loading cast_f32_bf16): bf16 needs compute capability 8.0
+CANDLE_CAST = "huggingface/candle:candle-kernels/src/cast.cu"
 # A CuTe atom of a plain arch compiled out (not the a/f-only TMA, STSM and modifiable-TMA macros); group 1: its SM.
 PLAIN_CUTE_ATOM = r"without CUTE_ARCH_(?!TMA_|STSM_|DEVICE_MODIFIABLE_)\w*?SM(\d{2,3})(?![AF\d])\w*?_ENABLED"
 _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
@@ -1446,6 +1449,7 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
         _p(r"binary does not include support for the CUDA architecture of the GPU", 4, GROMACS_DEVICES),
     ),
     "capability-guard": (
+        _p(r"named symbol not found\"?\)?,? when loading \w*bf16\w*", 3.5, CANDLE_CAST),
         _p(r"Codec \w+_cuvid is not supported", 3, FFMPEG_CUVID),
         _p(r"Provided device doesn'?t support required NVENC features", 3, SUNSHINE_NVENC),
         # by name only: "returned error 2" is also what a container without the video driver capability gets
