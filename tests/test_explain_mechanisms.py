@@ -814,3 +814,46 @@ def test_a_bf16_kernel_missing_from_a_module_is_the_gpus_lack_of_bf16() -> None:
     assert top('Error: DriverError(CUDA_ERROR_NOT_FOUND, "named symbol not found") when loading affine_f32') != (
         "capability-guard"
     )
+
+
+# -- the review of session 9's diff: what its rules must not take ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        # only a CUDA call's name returns a CUDA error: curl and a cursor do not
+        ("curl returned 35", "unknown"),
+        ("The cursor returns 209 rows", "unknown"),
+        # a fleet with different GPUs is no mixed host: the guard stays a guard
+        ("Our cluster has different GPUs available, I requested a V100. RuntimeError: FlashAttention only supports "
+         "Ampere GPUs or newer.", "capability-guard"),
+        # an arch no table knows in torch's own list (sm_30) does not stop the rest from being judged
+        ("The current PyTorch install supports CUDA capabilities sm_30 sm_35 sm_50.\nGPU: RTX 3090 fails",
+         "no-kernel-image"),
+        # a PTX-only build with no GPU named and a plain compile error is no JIT finding
+        ('nvcc -arch=compute_75 foo.cu\nerror: identifier "__nv_bfloat16" is undefined', "unknown"),
+        # torch's own copy of FlashAttention (aten/.../cuda/flash_attn/) keeps the guard
+        ('File "/opt/pytorch/aten/src/ATen/native/transformers/cuda/flash_attn/flash_api.cpp"\n'
+         "RuntimeError: Expected is_sm80 || is_sm90 to be true, but got false.", "capability-guard"),
+        # torch's OOM ("Tried to allocate") beside a numbering mix-up is the wrong card, whatever the build flags say
+        ("nvidia-smi numbers them differently; I set CUDA_VISIBLE_DEVICES=1 but the job lands on the GTX 1660 built "
+         "with -arch=sm_61: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "mixed-gpu"),
+    ],
+)  # fmt: skip
+def test_review_findings(text: str, category: str) -> None:
+    assert top(text) == category
+
+
+@pytest.mark.parametrize(
+    ("text", "labels"),
+    [
+        ("CMAKE_CUDA_ARCHITECTURES=75;86", ["7.5", "PTX 7.5", "8.6", "PTX 8.6"]),
+        ("set(CMAKE_CUDA_ARCHITECTURES 75 86)", ["7.5", "PTX 7.5", "8.6", "PTX 8.6"]),
+        ("TORCH_CUDA_ARCH_LIST=7.5 8.6 are the archs", ["7.5", "8.6"]),
+    ],
+)
+def test_unquoted_arch_lists_are_read_whole(text: str, labels: list[str]) -> None:
+    from cudafit.explain.builds import iter_build_targets
+
+    assert [r.label for r in iter_build_targets(text)] == labels

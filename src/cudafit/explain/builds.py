@@ -25,7 +25,7 @@ __all__ = ["covers", "iter_build_targets", "serves"]
 
 # The value of an arch-list variable: quoted, or up to the end of the word list ("8.0;8.6+PTX", "75;86", "7.5 8.6").
 _LIST_VALUE = (
-    r"""(?:"([^"\n]{1,80})"|'([^'\n]{1,80})'|([0-9][0-9.;+PTXaf \-realvirtu]{0,80}?))"""
+    r"""(?:"([^"\n]{1,80})"|'([^'\n]{1,80})'|([0-9][0-9.;+PTXaf \-realvirtu]{0,80}))"""
     r"""(?=["'\s,;)]|\.(?:\s|$)|$)"""
 )
 _TORCH_LIST = re.compile(rf"\bTORCH_CUDA_ARCH_LIST\s*[=:]\s*{_LIST_VALUE}", re.I)
@@ -64,22 +64,30 @@ def _parse(spec: str) -> list[Requirement]:
         return []  # a value no tool would take ("native", "all", a typo): no targets to judge
 
 
+def _parse_tokens(value: str, form: str) -> Iterator[Requirement]:
+    """Each entry of a list on its own, in the tool's ``form``: an entry that does not parse (a word of prose after
+    an unquoted list) drops alone."""
+    for token in re.split(r"[;\s]+", value.strip()):
+        if token:
+            yield from (r for r in _parse(token) if r.form == form)
+
+
 def iter_build_targets(text: str) -> Iterator[Requirement]:
     """Each target the build flags in ``text`` name (SASS or PTX of a compute capability and variant), in text order;
     a value that does not parse names none."""
     for m in _TORCH_LIST.finditer(text):
         value = next(g for g in m.groups() if g is not None).rstrip(". ")
-        yield from (r for r in _parse(value) if r.form == "torch")
+        yield from _parse_tokens(value, "torch")
     for m in _CMAKE_LIST.finditer(text):
         value = next(g for g in m.groups() if g is not None).rstrip(". ")
-        yield from (r for r in _parse(value) if r.form == "cmake")
+        yield from _parse_tokens(value, "cmake")
     for m in _GENCODE.finditer(text):
         yield from _parse(" ".join(re.findall(r"(?:sm|compute)_\d{2,3}[af]?", m.group(3).lower())))
     for m in _OPENCV_LIST.finditer(text):
         value = next(g for g in m.groups()[1:] if g is not None).rstrip(". ")
         ptx = m.group(1).upper() == "PTX"
-        for r in _parse(value):
-            if r.form == "torch":  # X.Y entries: cubins for CUDA_ARCH_BIN, PTX for CUDA_ARCH_PTX
+        for r in _parse_tokens(value, "torch"):  # X.Y entries: cubins for CUDA_ARCH_BIN, PTX for CUDA_ARCH_PTX
+            if r.form == "torch":
                 yield from _parse(f"{'compute' if ptx else 'sm'}_{r.cc.arch_number}{r.variant}")
     for m in _GROMACS_LIST.finditer(text):
         value = next(g for g in m.groups()[1:] if g is not None).rstrip(". ")

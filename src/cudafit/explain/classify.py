@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from cudafit.audit.spec import parse_require
+from cudafit.errors import CudafitError
 from cudafit.explain.arch_features import (
     GpuMention,
     iter_arch_features,
@@ -258,7 +259,8 @@ _KOKKOS_CCS = re.compile(
 
 
 _FA_BACKWARD_CHECK = re.compile(r"Expected is_sm80(?:\s*\|\|\s*is_sm90)? to be true")
-_FLASH_ATTN_PACKAGE = re.compile(r"\bflash_attn(?:_cuda|_2_cuda|_interface)?\b")
+# the flash_attn package (its modules, its extension, its name), not torch's own copy under aten/.../cuda/flash_attn/
+_FLASH_ATTN_PACKAGE = re.compile(r"(?<!cuda/)\bflash_attn(?:_cuda|_2_cuda|_interface)?\b(?!/flash_api)|\bflash-attn\b")
 
 
 def _errors_that_name_their_category(s: _Scoring) -> None:
@@ -677,6 +679,8 @@ def _guard_on_a_mixed_host(s: _Scoring) -> None:
     if "capability-guard" not in s.scores or max(s.scores, key=lambda c: s.scores[c][0]) != "capability-guard":
         return
     stated = _MIXED_HOST_STATED.search(s.body)
+    if stated and _FLEET.search(s.body[max(0, stated.start() - 60) : stated.start()]):
+        stated = None  # "our cluster has different GPUs available": a fleet, not the host that ran
     line = line_at(s.body, stated.start(), stated.end()) if stated else None
     if line is None:
         # a report that the GPUs' two numberings were mixed up ("-gpu_id 1, that's how nvidia-smi numbers them"):
@@ -688,6 +692,7 @@ def _guard_on_a_mixed_host(s: _Scoring) -> None:
         _adopt_mentioned_gpus(s)
 
 
+_FLEET = re.compile(r"\b(?:cluster|partitions?|fleet|pool|nodes|queue|datacenter|data center)\b", re.I)
 _NUMBERING_FORMS = frozenset({"CUDA's device order against nvidia-smi's", "two numberings of the GPUs disagree"})
 
 
@@ -839,6 +844,7 @@ def _runtime_compiled_module_rejected(s: _Scoring) -> None:
             # missing from it, so the refusal is the module's own fault (an over-long generated kernel, say), not a
             # compatibility failure
             del s.scores["no-kernel-image"]
+            s.matches.pop("no-kernel-image", None)
             s.settled = True
             return
     if named and all(lim is not None and _toolkit_key(lim.first_cuda_toolkit) <= (10, 0) for lim in named):
@@ -1029,7 +1035,7 @@ _INVALID_PTX = re.compile(r"INVALID_PTX|InvalidPtx|a PTX JIT compilation failed"
 
 _INVALID_VALUE = 1  # cudaErrorInvalidValue, "invalid argument"
 _OUT_OF_MEMORY = 2  # cudaErrorMemoryAllocation, "out of memory"
-_OOM_WORDS = frozenset({"out of memory", "oom"})
+_OOM_WORDS = frozenset({"out of memory", "oom", "allocate", "allocating", "allocation"})
 # The forms that say a job ran on another card than meant (the numberings, the wrong GPU used).
 _WRONG_CARD_FORMS = frozenset(
     {"CUDA's device order against nvidia-smi's", "two numberings of the GPUs disagree", "the wrong GPU is used"}
@@ -1057,8 +1063,12 @@ def _build_without_code_for_a_named_gpu(s: _Scoring) -> str | None:
     says nothing."""
     targets = [t for t in iter_build_targets(s.body) if not t.variant]
     # the cubins a build lists of itself (torch.cuda.get_arch_list() printed, torch's "supports CUDA capabilities")
-    listed = " ".join(a for a in s.facts.get("build_archs", []) if a[-1].isdigit())
-    targets += [t for t in parse_require(listed) if not t.variant] if listed else []
+    for arch in s.facts.get("build_archs", []):
+        if arch[-1].isdigit():
+            try:
+                targets += parse_require(arch)
+            except CudafitError:
+                continue  # an arch no table knows (sm_20, sm_30): nothing to judge it by
     if not targets:
         return None
     ccs = set()
@@ -1073,7 +1083,10 @@ def _build_without_code_for_a_named_gpu(s: _Scoring) -> str | None:
         return "mixed-gpu" if len(missing) < len(ccs) else "no-kernel-image"
     # a PTX-only build runs on every GPU through the driver's JIT; with cubins, a GPU only the JIT of lower-arch PTX
     # serves (PG_JIT)
-    if (not ccs and all(t.kind == "ptx" for t in targets)) or "ptx-jit" in served.values():
+    ptx_only = not ccs and all(t.kind == "ptx" for t in targets)
+    if ptx_only and not _JIT_SIGNS_RX.search(s.body):
+        return None  # a PTX-only build with no GPU named says nothing of a plain failure (a compile error, say)
+    if ptx_only or "ptx-jit" in served.values():
         return "ptx-too-new-for-driver" if _driver_older_than_the_build(s) else "ptx-jit-lower-arch"
     return None
 
@@ -1122,7 +1135,12 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
     # GPUs of two capabilities beside a CUDA failure; an "invalid argument" (cudaErrorInvalidValue: a parameter out of
     # the acceptable range) among them is what a launch configuration or a shared-memory size chosen for one card
     # gets on the other
-    two_ccs = cuda_failure is not None and len(_distinct_ccs(s.facts)) >= 2 and unrelated <= {_INVALID_VALUE}
+    two_ccs = (
+        not wrong_card_only
+        and cuda_failure is not None
+        and len(_distinct_ccs(s.facts)) >= 2
+        and unrelated <= {_INVALID_VALUE}
+    )
     if unrelated and not forms and not two_ccs:
         return
     names: dict[str, list[str]] = {}
@@ -1137,14 +1155,14 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
         names.setdefault(cat_id, []).append(name)
 
     failure = FAILURE.search(s.body)
-    af_weight = _af_target_beside_failure(s)
+    af_weight = 0.0 if wrong_card_only else _af_target_beside_failure(s)
     if af_weight and failure and not unrelated:
         line = line_at(s.body, failure.start(), failure.end())
         vote("arch-specific-mismatch", af_weight, line, [_AF_FORM], _AF_FORM_NAME)
     if cuda_failure is not None and two_ccs:
         line = line_at(s.body, cuda_failure.start(), cuda_failure.end())
         vote("mixed-gpu", 2.0, line, [BEST_PRACTICES], _MIXED_FORM_NAME)
-    built_for_others = _build_without_code_for_a_named_gpu(s)
+    built_for_others = None if wrong_card_only else _build_without_code_for_a_named_gpu(s)
     if built_for_others and not unrelated:
         # a failure, or for code the driver must JIT-compile, what that JIT costs or breaks (slow starts, garbage)
         signs = [failure] if built_for_others != "ptx-jit-lower-arch" else [failure, *_JIT_SIGNS_RX.finditer(s.body)]

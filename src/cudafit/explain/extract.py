@@ -165,7 +165,9 @@ _NUMBER_FORMS = re.compile(
     r"|\b(?:cudaError\w*|CUDA failure|cudaStatus)\s*[(=:]?\s*(?P<runtime>\d{1,5})\b"
     r"|\bCUresult\s*[(=:.]?\s*(?P<driver>\d{1,5})\b"
     # a CUDA API call and what it returned: "cudaGetDeviceCount returned 35", "cuModuleLoadData returning 222"
-    r"|\b(?:cuda|cu)[A-Z]\w*(?:\([^)\n]{0,60}\))?\s+(?:returns?|returned|returning)\s+(?:error\s+)?(?P<api>\d{1,4})\b",
+    # (case-sensitive names: "curl returned 35" names no CUDA call; a cu* call returns a CUresult)
+    r"|(?-i:\bcuda[A-Z]\w*)(?:\([^)\n]{0,60}\))?\s+(?:returns?|returned|returning)\s+(?:error\s+)?(?P<api>\d{1,4})\b"
+    r"|(?-i:\bcu[A-Z]\w*)(?:\([^)\n]{0,60}\))?\s+(?:returns?|returned|returning)\s+(?:error\s+)?(?P<apidrv>\d{1,4})\b",
     re.I,
 )
 _NAMES = re.compile(r"\b(cudaError[A-Za-z]\w*|CUDA_ERROR_[A-Z0-9_]+)\b")
@@ -196,7 +198,7 @@ def _numbered(text: str) -> set[CudaError]:
             if not _CUDA_LINE.search(line) or _MAKE_STATUS.search(line):
                 continue
         err = _BY_CODE.get(code)
-        if kind == "driver":  # CUresult numbering: the runtime error of a shared code, or a driver-only one
+        if kind in ("driver", "apidrv"):  # CUresult numbering: the runtime error of a shared code, or a driver-only one
             err = err if err is not None and err.driver_name else _DRIVER_ONLY.get(code)
         if err is not None:
             found.add(err)
