@@ -857,3 +857,12 @@ def test_unquoted_arch_lists_are_read_whole(text: str, labels: list[str]) -> Non
     from cudafit.explain.builds import iter_build_targets
 
     assert [r.label for r in iter_build_targets(text)] == labels
+
+
+def test_a_gpu_only_the_jit_serves_gets_the_arch_list_and_the_cache() -> None:
+    from cudafit.explain import explain_text
+
+    (f,) = explain_text('Built with TORCH_CUDA_ARCH_LIST="7.5+PTX" on the T4 CI box. On the A100 it is ~6x slower.')
+    assert f.category == "ptx-jit-lower-arch"
+    assert 'TORCH_CUDA_ARCH_LIST="8.0"' in f.fixes[0] and "cudafit plan --gpu 8.0" in f.fixes[0]
+    assert "CUDA_CACHE_PATH" in f.fixes[1]

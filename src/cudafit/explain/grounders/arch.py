@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from cudafit.explain.catalogue import FA3_BUILD, TRITON_CACHE, category
 from cudafit.explain.classify import HOPPER_ONLY, Finding
 from cudafit.explain.extract import arch_number
+from cudafit.explain.forms import BUILD_FORM_NAME
 from cudafit.explain.grounders.base import (
     Ground,
     Grounded,
@@ -111,6 +112,19 @@ def ground_ptx_jit_lower_arch(g: Ground) -> Grounded:
             "the CMake and nvcc forms, and +PTX for GPUs to come)",
             f"or run it only on the GPUs it has cubins for, e.g. CUDA_VISIBLE_DEVICES=<index of the "
             f"{built_cc} GPU> (cudafit gpus lists the indexes)",
+        ]
+    elif ccs and BUILD_FORM_NAME in ev.get("forms", []):
+        # the report's own build flags leave the GPU only lower-arch PTX (explain/builds.py)
+        out.cause = (
+            f"the build has no cubin for {describe(g.gpus)}: the driver JIT-compiles its lower-arch PTX there, which "
+            "costs the first start of every process whose JIT cache is empty, and code that picks its path by "
+            "__CUDA_ARCH__ takes the older arch's path (slower, or wrong where that path is a stub)"
+        )
+        out.fixes = [
+            f'rebuild with cubins for these GPUs: TORCH_CUDA_ARCH_LIST="{arch_list(ccs)}" ({plan_command(ccs)} gives '
+            "the CMake and nvcc forms)",
+            "meanwhile keep the JIT's output: CUDA_CACHE_PATH on a persistent, writable volume and CUDA_CACHE_MAXSIZE "
+            "large enough for it (CUDA Programming Guide, environment variables)",
         ]
     if len(set(ccs)) > 1:
         out.extra.append(mixed_host_finding(g.finding, g.gpus))
