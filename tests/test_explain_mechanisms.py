@@ -866,3 +866,23 @@ def test_a_gpu_only_the_jit_serves_gets_the_arch_list_and_the_cache() -> None:
     assert f.category == "ptx-jit-lower-arch"
     assert 'TORCH_CUDA_ARCH_LIST="8.0"' in f.fixes[0] and "cudafit plan --gpu 8.0" in f.fixes[0]
     assert "CUDA_CACHE_PATH" in f.fixes[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        # a runtime of a newer CUDA major than the driver's, as the program reports both
+        (">>> torch.cuda.is_available()\nFalse\ncudaRuntimeGetVersion -> 12060, cudaDriverGetVersion -> 11040",
+         "driver-too-old"),
+        ("md.log header:\n  CUDA driver:        11.60\n  CUDA runtime:       12.40\nno compatible GPUs",
+         "driver-too-old"),
+        ("  CUDA driver:        12.20\n  CUDA runtime:       12.40", "unknown"),  # one major: minor compatibility
+        ("ERROR: You are using paddlepaddle cpu version! Please try to install paddlepaddle-gpu to run model on GPU.",
+         "wrong-framework-build"),
+        ("cudaFuncSetAttribute fails for the split-KV kernel; the compiled instance wants 106,752 bytes",
+         "shared-memory-limit"),
+        ("the GLU compile fails asking XLA for 114688 B of shared memory", "shared-memory-limit"),
+    ],
+)  # fmt: skip
+def test_probe_round_f_versions_and_sizes(text: str, category: str) -> None:
+    assert top(text) == category

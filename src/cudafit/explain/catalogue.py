@@ -1356,6 +1356,9 @@ CUPY_KERNEL_ARGS = "cupy/cupy:cupy/_core/_kernel.pyx"
 # candle's kernels compile their bf16 variants only under __CUDA_ARCH__ >= 800: on an older GPU the module loads
 # without them ("named symbol not found" when loading cast_f32_bf16): bf16 needs compute capability 8.0
 CANDLE_CAST = "huggingface/candle:candle-kernels/src/cast.cu"
+# PaddleClas' (and its siblings') check_gpu: "You are using paddlepaddle cpu version! Please try to install
+# paddlepaddle-gpu to run model on GPU."
+PADDLECLAS_CHECK = "PaddlePaddle/PaddleClas:ppcls/utils/check.py"
 # A CuTe atom of a plain arch compiled out (not the a/f-only TMA, STSM and modifiable-TMA macros); group 1: its SM.
 PLAIN_CUTE_ATOM = r"without CUTE_ARCH_(?!TMA_|STSM_|DEVICE_MODIFIABLE_)\w*?SM(\d{2,3})(?![AF\d])\w*?_ENABLED"
 _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
@@ -1545,6 +1548,7 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
         _p(r"Package gpu command without GPU package installed", 3, LAMMPS_INPUT),
         _p(r"Current LLAMA_MAX_DEVICES=1\b", 3, LLAMA_CPP_PY),
         _p(r"No matching cuda flavor for [\w-]+ found", 3, DJL_LIBUTILS),
+        _p(r"You are using paddlepaddle cpu version", 4, PADDLECLAS_CHECK),
         _p(r"entry point named '?OrtSessionOptionsAppendExecutionProvider_CUDA'? in DLL", 3, ORT_C_API),
         _p(r"\bllama_supports_gpu_offload\(\)\s*(?:->|returns?|is|==|:)?\s*\n?\s*False\b", 3, LLAMA_H),
         # OpenCV's throw_no_cuda: the cv::cuda functions of a build without them
@@ -1698,6 +1702,7 @@ SOURCE_PROJECTS: dict[str, str] = {
     "JuliaGPU/GPUCompiler.jl": "cuda.jl",
     "chainer/chainer": "chainer",
     "lammps/lammps": "lammps",
+    "PaddlePaddle/PaddleClas": "paddle",
     "tile-ai/tilelang": "tilelang",
     "LizardByte/Sunshine": "sunshine",
     "dusty-nv/jetson-inference": "jetson-inference",

@@ -445,6 +445,33 @@ def _toolkit_newer_than_driver(s: _Scoring) -> None:
         _decide(s, "driver-too-old", [line_at(s.body, m.start(), m.end())], [_WARP_CONTEXT], 3.0)
 
 
+# The CUDA versions a program reports of its runtime and of the driver: cudaRuntimeGetVersion / cudaDriverGetVersion
+# printed (12060, 11040), GROMACS' log header ("CUDA driver: 11.60", "CUDA runtime: 12.40").
+_RUNTIME_VERSION = re.compile(r"cudaRuntimeGetVersion\W{0,8}(\d{4,5})\b|\bCUDA runtime:\s+(\d{1,2})\.(\d)\d?\b")
+_DRIVER_CUDA_VERSION = re.compile(r"cudaDriverGetVersion\W{0,8}(\d{4,5})\b|\bCUDA driver:\s+(\d{1,2})\.(\d)\d?\b")
+
+
+def _cuda_version_of(m: re.Match[str]) -> tuple[int, int]:
+    if m.group(1):
+        number = int(m.group(1))
+        return number // 1000, (number % 1000) // 10
+    return int(m.group(2)), int(m.group(3))
+
+
+def _runtime_newer_than_the_driver(s: _Scoring) -> None:
+    """A runtime of a newer CUDA major than the driver's, both as the program reports them: minor-version
+    compatibility runs a runtime on any driver of its own major's floor, never across majors
+    (https://docs.nvidia.com/deploy/cuda-compatibility/), so the driver is too old for the runtime that loaded."""
+    if s.settled or any(score >= 3 for score, _l in s.scores.values()):
+        return
+    runtime, driver = _RUNTIME_VERSION.search(s.body), _DRIVER_CUDA_VERSION.search(s.body)
+    if runtime is None or driver is None:
+        return
+    if _cuda_version_of(runtime)[0] > _cuda_version_of(driver)[0]:
+        lines = [line_at(s.body, m.start(), m.end()) for m in (runtime, driver)]
+        _decide(s, "driver-too-old", lines, ["https://docs.nvidia.com/deploy/cuda-compatibility/"], 3.0)
+
+
 def _insufficient_with_a_new_driver(s: _Scoring) -> None:
     """"CUDA driver version is insufficient for CUDA runtime version" (error 35) beside a driver branch at or above the
     floor of every CUDA major the tables know (minor-version compatibility: 11.x runs on 450+, 12.x on 525+, 13.x on
@@ -1205,6 +1232,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _insufficient_with_a_new_driver,
     _cuda_build_whose_cuinit_failed,
     _toolkit_newer_than_driver,
+    _runtime_newer_than_the_driver,
     _rocm_build_beside_an_nvidia_gpu,
     _hopper_only_guards,
     _plain_cute_atom,

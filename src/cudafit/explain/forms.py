@@ -526,8 +526,8 @@ FORMS: tuple[Form, ...] = (
         r"but (?:the )?(?:device|GPU|hardware) (?:supports|has|allows|only))\b"
         r"|\b(?:exceed\w*|out of resources?|too much|not enough|insufficient|more|large amount of|a lot of)\b"
         r"[^\n]{0,40}?\bshared[ _-]?mem(?:ory)?\b"
-        r"|\b(?:requires?|needs?|requested|uses?)\s+\d+\s*(?:bytes|KB|KiB|K)?\s+(?:of\s+)?(?:dynamic\s+)?"
-        r"shared[ _-]?mem",
+        r"|\b(?:requires?|needs?|requested|uses?|asks?(?:\s+\w+)?\s+for|asking(?:\s+\w+)?\s+for|wants?)\s+[\d,]+\s*"
+        r"(?:B|bytes|KB|KiB|K)?\s+(?:of\s+)?(?:dynamic\s+)?shared[ _-]?mem",
         2.0,
         *_SMEM,
         alone=False,
@@ -782,7 +782,7 @@ FORMS: tuple[Form, ...] = (
         # cudaFuncSetAttribute is how a kernel opts in to more than 48 KB a block (Programming Guide, shared memory):
         # its invalid argument is a request past the GPU's opt-in maximum
         r"|\bcu(?:da)?FuncSetAttribute\b[^\n]{0,160}?"
-        r"\b(?:invalid argument|cudaErrorInvalidValue|CUDA_ERROR_INVALID_VALUE)\b",
+        r"\b(?:invalid argument|cudaErrorInvalidValue|CUDA_ERROR_INVALID_VALUE|fail(?:s|ed|ing)?)\b",
         2.0,
         *_SMEM,
         any_of=("shared", "funcsetattribute"),  # "shared memory", "shared-memory", the opt-in call
