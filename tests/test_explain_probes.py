@@ -17,7 +17,7 @@ PROBES = [
     for line in (Path(__file__).parent / "fixtures" / "explain_probes" / "probes.jsonl").read_text("utf-8").splitlines()
     if line.strip()
 ]
-FLOORS = {"a": 0.90, "b": 0.93, "c": 0.87, "d": 0.87, "e": 0.83, "f": 0.82}
+FLOORS = {"a": 0.90, "b": 0.93, "c": 0.87, "d": 0.87, "e": 0.83, "f": 0.84}
 
 
 def test_the_probes_are_what_the_readme_says() -> None:
