@@ -16,12 +16,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from cudafit.audit.spec import Requirement, SpecError, parse_require
+from cudafit.audit.spec import Requirement, parse_require
 from cudafit.errors import CudafitError
 from cudafit.model import ArchVariant, ComputeCapability
 from cudafit.rules.compat import CodeKind, code_runs_on
 
-__all__ = ["covers", "iter_build_targets", "serves"]
+__all__ = ["iter_build_targets", "serves"]
 
 # The value of an arch-list variable: quoted, or up to the end of the word list ("8.0;8.6+PTX", "75;86", "7.5 8.6").
 _LIST_VALUE = (
@@ -60,7 +60,7 @@ _PROSE = re.compile(
 def _parse(spec: str) -> list[Requirement]:
     try:
         return parse_require(spec)
-    except (SpecError, CudafitError, ValueError):
+    except (CudafitError, ValueError):  # SpecError is a CudafitError
         return []  # a value no tool would take ("native", "all", a typo): no targets to judge
 
 
@@ -72,27 +72,27 @@ def _parse_tokens(value: str, form: str) -> Iterator[Requirement]:
             yield from (r for r in _parse(token) if r.form == form)
 
 
+def _value(m: re.Match[str], first: int = 1) -> str:
+    """The list a ``_LIST_VALUE`` matched (quoted or not), from group ``first`` on, without a sentence's full stop."""
+    return next(g for g in m.groups()[first - 1 :] if g is not None).rstrip(". ")
+
+
 def iter_build_targets(text: str) -> Iterator[Requirement]:
     """Each target the build flags in ``text`` name (SASS or PTX of a compute capability and variant), in text order;
     a value that does not parse names none."""
     for m in _TORCH_LIST.finditer(text):
-        value = next(g for g in m.groups() if g is not None).rstrip(". ")
-        yield from _parse_tokens(value, "torch")
+        yield from _parse_tokens(_value(m), "torch")
     for m in _CMAKE_LIST.finditer(text):
-        value = next(g for g in m.groups() if g is not None).rstrip(". ")
-        yield from _parse_tokens(value, "cmake")
+        yield from _parse_tokens(_value(m), "cmake")
     for m in _GENCODE.finditer(text):
         yield from _parse(" ".join(re.findall(r"(?:sm|compute)_\d{2,3}[af]?", m.group(3).lower())))
     for m in _OPENCV_LIST.finditer(text):
-        value = next(g for g in m.groups()[1:] if g is not None).rstrip(". ")
-        ptx = m.group(1).upper() == "PTX"
-        for r in _parse_tokens(value, "torch"):  # X.Y entries: cubins for CUDA_ARCH_BIN, PTX for CUDA_ARCH_PTX
-            if r.form == "torch":
-                yield from _parse(f"{'compute' if ptx else 'sm'}_{r.cc.arch_number}{r.variant}")
+        prefix = "compute" if m.group(1).upper() == "PTX" else "sm"
+        for r in _parse_tokens(_value(m, 2), "torch"):  # X.Y entries: cubins for CUDA_ARCH_BIN, PTX for CUDA_ARCH_PTX
+            yield from _parse(f"{prefix}_{r.cc.arch_number}{r.variant}")
     for m in _GROMACS_LIST.finditer(text):
-        value = next(g for g in m.groups()[1:] if g is not None).rstrip(". ")
         prefix = "compute" if m.group(1).upper() == "COMPUTE" else "sm"
-        yield from _parse(" ".join(f"{prefix}_{n}" for n in re.findall(r"\d{2,3}", value)))
+        yield from _parse(" ".join(f"{prefix}_{n}" for n in re.findall(r"\d{2,3}", _value(m, 2))))
     for m in _CANDLE_CAP.finditer(text):
         yield from _parse(f"compute_{m.group(1)}")
     for m in _CUOBJDUMP.finditer(text):
@@ -101,10 +101,14 @@ def iter_build_targets(text: str) -> Iterator[Requirement]:
         yield from _parse(" ".join(re.findall(r"(?:sm|compute)_\d{2,3}[af]?", m.group(1).lower())))
     for m in _ARCH_FLAG.finditer(text):
         number, variant = m.group(2), m.group(3).lower()
-        names = [f"compute_{number}{variant}"] if m.group(1).lower() == "compute" else [
-            f"sm_{number}{variant}",
-            f"compute_{number}{variant}",
-        ]
+        names = (
+            [f"compute_{number}{variant}"]
+            if m.group(1).lower() == "compute"
+            else [
+                f"sm_{number}{variant}",
+                f"compute_{number}{variant}",
+            ]
+        )
         yield from _parse(" ".join(names))
 
 
@@ -120,8 +124,3 @@ def serves(targets: Sequence[Requirement], cc: ComputeCapability) -> str | None:
     if modes - {"ptx-jit"}:
         return "sass"
     return "ptx-jit" if modes else None
-
-
-def covers(targets: Sequence[Requirement], cc: ComputeCapability) -> bool:
-    """Whether any of the targets' code runs on ``cc``, as a cubin or by the JIT."""
-    return serves(targets, cc) is not None

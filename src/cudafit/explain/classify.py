@@ -67,7 +67,14 @@ from cudafit.explain.forms import (
     UNRELATED_WORDS,
     iter_forms,
 )
-from cudafit.model import ComputeCapability, CudaVersion, JsonDict, parse_compute_capability, parse_sm_arch
+from cudafit.model import (
+    ComputeCapability,
+    CudaVersion,
+    JsonDict,
+    parse_compute_capability,
+    parse_cuda_version,
+    parse_sm_arch,
+)
 from cudafit.rules.tables import load_tables, toolkit_min_driver
 
 __all__ = ["HOPPER_ONLY", "Finding", "classify"]
@@ -858,32 +865,39 @@ def _runtime_compiled_module_rejected(s: _Scoring) -> None:
         return
     limits = load_tables().limits
     named = [limits.get(parse_compute_capability(cc)) for cc in _distinct_ccs(s.facts)]
-    toolkit = _NAMED_TOOLKIT.search(s.body)
-    if toolkit and named and all(lim is not None for lim in named):
-        version = (int(toolkit.group(1)), int(toolkit.group(2)))
-        if all(
-            _toolkit_key(lim.first_cuda_toolkit) <= version
-            and (lim.last_cuda_toolkit is None or version <= _toolkit_key(lim.last_cuda_toolkit))
-            for lim in named
-            if lim is not None
-        ):
-            # the run-time compiler of a toolkit that targets the GPU built the module for that GPU: no arch can be
-            # missing from it, so the refusal is the module's own fault (an over-long generated kernel, say), not a
-            # compatibility failure
-            del s.scores["no-kernel-image"]
-            s.matches.pop("no-kernel-image", None)
-            s.settled = True
-            return
-    if named and all(lim is not None and _toolkit_key(lim.first_cuda_toolkit) <= (10, 0) for lim in named):
+    version = _toolkit_named(_NAMED_TOOLKIT, s.body)
+    known = [lim for lim in named if lim is not None]
+    if version and named and len(known) == len(named) and all(
+        parse_cuda_version(lim.first_cuda_toolkit) <= version
+        and (lim.last_cuda_toolkit is None or version <= parse_cuda_version(lim.last_cuda_toolkit))
+        for lim in known
+    ):
+        # the run-time compiler of a toolkit that targets the GPU built the module for that GPU: no arch can be
+        # missing from it, so the refusal is the module's own fault (an over-long generated kernel, say), not a
+        # compatibility failure
+        del s.scores["no-kernel-image"]
+        s.matches.pop("no-kernel-image", None)
+        s.settled = True
+        return
+    if named and len(known) == len(named) and all(
+        parse_cuda_version(lim.first_cuda_toolkit) <= _NVRTC_OF_EVERY_CUPY for lim in known
+    ):
         # every NVRTC CuPy has used (CUDA 10.2 on) knows these GPUs: the NVRTC is not older than the GPU; a GPU a
         # newer toolkit dropped (Kepler under CUDA 12) is too old for it instead, which is no kernel image
         return
     _move(s, "no-kernel-image", "jit-toolchain-too-old")
 
 
-def _toolkit_key(version: str) -> tuple[int, int]:
-    major, _, minor = version.partition(".")
-    return int(major), int(minor or 0)
+_NVRTC_OF_EVERY_CUPY = CudaVersion(10, 0)  # CuPy's NVRTCs are CUDA 10.2 and later: they know every GPU of 10.0
+
+
+def _toolkit_named(rx: re.Pattern[str], body: str) -> CudaVersion | None:
+    """The toolkit version the first match of ``rx`` names: its first pair of (major, minor) groups that matched."""
+    m = rx.search(body)
+    if m is None:
+        return None
+    groups = m.groups()
+    return next((CudaVersion(int(a), int(b)) for a, b in zip(groups[::2], groups[1::2], strict=True) if a), None)
 
 
 # "device kernel image is invalid" is CUDA_ERROR_INVALID_IMAGE (200; 300, CUDA_ERROR_INVALID_SOURCE, prints the same
@@ -932,8 +946,8 @@ def _image_the_driver_cannot_load(s: _Scoring) -> None:
     if not re.search(INVALID_IMAGE, s.body):
         return
     branch = _driver_branch(s)
-    toolkit = _NAMED_TOOLKIT.search(s.body)
-    if toolkit and (int(toolkit.group(1)), int(toolkit.group(2))) < _COMPRESSION_MODES_FROM:
+    toolkit = _toolkit_named(_NAMED_TOOLKIT, s.body)
+    if toolkit and toolkit < _COMPRESSION_MODES_FROM:
         return  # a build of a toolkit before the compression modes: its images are no newer format than the driver's
     if branch is not None and branch < COMPRESSED_FATBIN_MIN_DRIVER:
         _move(s, "no-kernel-image", "driver-too-old")
@@ -942,7 +956,7 @@ def _image_the_driver_cannot_load(s: _Scoring) -> None:
 # The toolkit a log names as its platform ("Platform: CUDA Toolkit 10.1, Driver: 418.67"); nvcc's fatbin compression
 # modes (the images older drivers cannot read) came with CUDA 12.4 (nvcc --compress-mode).
 _NAMED_TOOLKIT = re.compile(r"\bCUDA\s+Toolkit\s+(\d{1,2})\.(\d)\b", re.I)
-_COMPRESSION_MODES_FROM = (12, 4)
+_COMPRESSION_MODES_FROM = CudaVersion(12, 4)
 
 
 def _cut_short_regex(message: str) -> re.Pattern[str]:
@@ -1131,13 +1145,12 @@ def _driver_older_than_the_build(s: _Scoring) -> bool:
     """Whether the driver the text names is older than the minimum driver of the toolkit the build was made with
     (CUDA Toolkit release notes, Table 3): its JIT cannot read that toolkit's PTX (CUDA compatibility guide: PTX from
     a newer toolkit needs a driver of that toolkit or newer)."""
-    m = _BUILD_TOOLKIT.search(s.body)
+    toolkit = _toolkit_named(_BUILD_TOOLKIT, s.body)
     branch = _driver_branch(s)
-    if m is None or branch is None:
+    if toolkit is None or branch is None:
         return False
-    major, minor = next((int(a), int(b)) for a, b in zip(m.groups()[::2], m.groups()[1::2], strict=True) if a)
-    floor = toolkit_min_driver(CudaVersion(major, minor))
-    return floor is not None and branch < int(str(floor).split(".")[0])
+    floor = toolkit_min_driver(toolkit)
+    return floor is not None and branch < floor.parts[0]
 
 
 def _forms_when_nothing_matched(s: _Scoring) -> None:
