@@ -356,3 +356,35 @@ def test_families_of_desktop_software(text: str, expected: str) -> None:
 
 def test_a_rocm_build_on_an_amd_gpu_is_no_wrong_build() -> None:
     assert top("UserWarning: HIP initialization: Unexpected error from hipGetDeviceCount()") == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # xformers' reasons are its own expressions; the reporter's words after the list take nothing away
+        (
+            "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+            "`fa3F@0.0.0` is not supported because:\n"
+            "requires device with capability > (9, 0) but your GPU has capability (8, 9) (too old)\n"
+            "RTX 4090, ComfyUI portable, forcing xformers op=fa3",
+            "capability-guard",
+        ),
+        # ... while a real second reason (a dtype no GPU runs) still does
+        (
+            "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+            "`fa3F@0.0.0` is not supported because:\n"
+            "requires device with capability > (9, 0) but your GPU has capability (8, 9) (too old)\n"
+            "dtype=torch.float32 (supported: {torch.bfloat16, torch.float16})\n"
+            "any idea?",
+            "unknown",
+        ),
+        # the RTX A-series and T-series cards by name, as the wrong card a job got on a mixed host
+        (
+            "I start training with CUDA_VISIBLE_DEVICES=1 so it uses the A6000, but torch.cuda.get_device_name(0) "
+            "prints 'NVIDIA T400' and it OOMs at 2 GB.",
+            "mixed-gpu",
+        ),
+    ],
+)
+def test_reasons_and_cards_by_their_emitters_words(text: str, expected: str) -> None:
+    assert top(text) == expected

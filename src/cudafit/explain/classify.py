@@ -348,6 +348,20 @@ def _ggml_stub_of_the_gpus_own_arch(s: _Scoring) -> None:
 # then, per operator, "`OP` is not supported because:" and one reason a line.
 _XFORMERS_OP = re.compile(r"^\s*`[^`\n]+` is not supported because:\s*$", re.M)
 _XFORMERS_CAPABILITY = re.compile(r"requires device with capability|only supported on A100|\bcapability\b", re.I)
+# A reason as xformers words it (xformers/ops/fmha/common.py, not_supported_reasons, and each operator's override in
+# fmha/flash.py, cutlass.py, triton_splitk.py, flash3.py): an expression on the inputs ("dtype=...", "attn_bias type
+# is ...", "query.shape[-1] != ...", "max(...) > 256", "dropout > 0.0", "has custom scale"), the capability bounds,
+# "bf16 is only supported on A100+ GPUs", "operator wasn't built ...", "unsupported embed per head: 512", "SmXY does
+# not have enough shared-memory ...", "Only work on pre-MLIR triton", "triton is not available".  A line in other words
+# is the reporter's, after the list: it neither adds a reason nor takes the capability one away.
+_XFORMERS_REASON = re.compile(
+    r"(?:[a-z_][\w.]*(?:\[[^\]\n]*\])?(?:\([^)\n]*\))?(?:\[[^\]\n]*\])?\s*(?:[<>=!%]|is\b|type\b)"
+    r"|(?:max|min)\(|dropout\b|has custom scale|requires device with capability|bf16 is only supported"
+    r"|operator (?:wasn't built|not available|does not support)|unsupported\b|Sm\d+ does not have enough shared"
+    r"|Only work on|triton is not available|xFormers wasn't build|requires (?:a )?GPU with|requires\b|not supported\b"
+    r"|[a-z_]+ (?:is|are|must|should|not)\b)",
+    re.I,
+)
 # Where an operator's reasons end: another message, a log line (a date, a clock, a progress bar, a level, a
 # "Device: cuda:0 ..." label), a hint.
 _NOT_A_REASON = re.compile(
@@ -374,6 +388,8 @@ def _xformers_capability_beside_other_reasons(s: _Scoring) -> None:
         for raw in s.body[head.end() : end].splitlines()[1:]:  # [0]: the rest of the header's line
             line = raw.strip()
             if not line or len(line) > 200 or _NOT_A_REASON.match(line) or len(reasons) >= 12:
+                break
+            if not _XFORMERS_REASON.match(line):  # the reporter's own words after the list
                 break
             reasons.append(line)
         blocks.append(reasons)

@@ -264,10 +264,11 @@ _INDEXED = r"device|GPU|card|CUDA|cuda device"
 _NUMBERING = r"(?:ids?|order(?:ing)?|index(?:es)?|indices|numbering|numbers|ordinals?|enumeration)"
 # One GPU by its index: "GPU 1", "gpu1", "GPU #0", "cuda:1", "device 0".
 _ONE_GPU = r"(?:GPU|gpu|device|Device|card|cuda:?|ID)\s?#?\d\b"
-# A GPU by its product name: "RTX 2080 Ti", "GTX 1080", "Tesla V100", "Quadro P4000", "TITAN X", "A100".
+# A GPU by its product name: "RTX 2080 Ti", "GTX 1080", "Tesla V100", "Quadro P4000", "TITAN X", "A100", the RTX
+# A-series workstation cards ("RTX A6000", "A4000") and the T-series small ones ("T400", "T1000").
 _GPU_NAME = (
     r"(?:(?:GeForce\s+)?(?:RTX|GTX|GT)\s?\d{3,4}|Tesla\s+\w+|Quadro\s+\w+|TITAN\s?\w*|Jetson\s+\w+|"
-    r"\b[AHBLVPK]\d{1,3}[A-Z]?\b|T4\b|(?<![\w.])\d{4}\s?(?:Ti|Super|SUPER)?\b(?=[^\n]{0,3}(?:\s|$|,|\)|\.)))"
+    r"\b[AHBLVPK]\d{1,3}[A-Z]?\b|T4\b|\b(?:RTX\s)?A[2-6]000\b|\bT[3-9]00\b|\bT1000\b|NVIDIA\s+[A-Z]\d{1,4}\b|(?<![\w.])\d{4}\s?(?:Ti|Super|SUPER)?\b(?=[^\n]{0,3}(?:\s|$|,|\)|\.)))"
 )
 
 # An artefact made on one GPU, by name, and run on another: "engine created on T4 does not load on A10G", "built on a
