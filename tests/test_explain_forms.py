@@ -378,6 +378,12 @@ def test_a_rocm_build_on_an_amd_gpu_is_no_wrong_build() -> None:
             "any idea?",
             "unknown",
         ),
+        # a refusal with the floor it applies on its line is a guard, in any program's words
+        ("GPU not supported: minimum compute capability is 6.0 (found 5.2)", "capability-guard"),
+        ("Device is too old, requires compute capability 7.0 or newer", "capability-guard"),
+        ("device not supported: requires at least 8 GB of memory", "unknown"),
+        # cuDF's UDF shims (python/cudf/cudf/utils/_numba.py): no PTX at or below the GPU's capability
+        ("RuntimeError: This cuDF installation is missing the necessary PTX files that are <=50.", "capability-guard"),
         # the RTX A-series and T-series cards by name, as the wrong card a job got on a mixed host
         (
             "I start training with CUDA_VISIBLE_DEVICES=1 so it uses the A6000, but torch.cuda.get_device_name(0) "

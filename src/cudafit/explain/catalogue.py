@@ -1238,6 +1238,7 @@ CUTLASS_EX_AMPERE = "NVIDIA/cutlass:examples/14_ampere_tf32_tensorop_gemm/ampere
 CUTLASS_EX_HOPPER = "NVIDIA/cutlass:examples/48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm.cu"
 CUTLASS_EX_BLACKWELL = "NVIDIA/cutlass:examples/70_blackwell_gemm/70_blackwell_fp16_gemm.cu"
 CUDF_GPU_UTILS = "rapidsai/cudf:python/cudf/cudf/utils/gpu_utils.py"
+CUDF_NUMBA = "rapidsai/cudf:python/cudf/cudf/utils/_numba.py"
 CUDAJL_STATE = "JuliaGPU/CUDA.jl:CUDACore/lib/cudadrv/state.jl"
 CUDAJL_COMPILATION = "JuliaGPU/CUDA.jl:CUDACore/src/compiler/compilation.jl"
 WARP_CONTEXT_SRC = "NVIDIA/warp:warp/_src/context.py"
@@ -1469,6 +1470,9 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
             CUDF_GPU_UTILS,
         ),
         _p(r"You will need a GPU with NVIDIA \w+\W{0,3} or newer architecture", 4, CUDF_GPU_UTILS),
+        # cuDF's UDF shims ship as PTX per compute capability (shim_60.ptx, shim_70.ptx ...); _get_ptx_file refuses a
+        # GPU below the lowest of them ("... missing the necessary PTX files that are <=50"): RAPIDS' own floor
+        _p(r"This cuDF installation is missing the necessary PTX files that are <=\d+", 4, CUDF_NUMBA),
         _p(r"GPU \(compute capability \d+\.\d+\) is not supported by CUDA(?:\.jl| toolkit)", 4, CUDAJL_STATE),
         _p(r"CUDA\.jl requires compute capability \S+ or higher", 4, CUDAJL_COMPILATION),
         _p(r"compute cap\.: \d+\.\d+, ECC: +\w+, stat: incompatible", 3.5, GROMACS_DEVICES),

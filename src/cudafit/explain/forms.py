@@ -320,6 +320,18 @@ FORMS: tuple[Form, ...] = (
         any_of=("requir", "need", "minimum", "at least", "expect"),
     ),
     _f(
+        # a refusal and, on its line, the floor it applies: "GPU not supported: minimum compute capability is 6.0
+        # (found 5.2)", "device is too old, requires compute capability 7.0" -- the refusal is the failure itself
+        "a refusal beside the capability it requires",
+        "capability-guard",
+        rf"\b{_DEVICE}\s+(?:is\s+|was\s+)?(?:not supported|unsupported|not compatible|incompatible|rejected|refused|"
+        rf"too old)\b[^\n]{{0,40}}?\b(?:minimum|at least|requires?|required|needs?)\b[^\n]{{0,30}}?"
+        rf"(?:{_HW}|\b\d\.\d\b)",
+        2.0,
+        *_GUARDS,
+        any_of=("support", "compatib", "reject", "refus", "too old"),
+    ),
+    _f(
         # "does not fully support triton[2.2.0~2.3.1] on device with capability<8", "devices with compute capability
         # >= 8.0 only"
         "a capability compared in a message",
