@@ -384,6 +384,11 @@ def test_a_rocm_build_on_an_amd_gpu_is_no_wrong_build() -> None:
         ("device not supported: requires at least 8 GB of memory", "unknown"),
         # cuDF's UDF shims (python/cudf/cudf/utils/_numba.py): no PTX at or below the GPU's capability
         ("RuntimeError: This cuDF installation is missing the necessary PTX files that are <=50.", "capability-guard"),
+        # two different archs joined into nvcc's one --gpu-architecture value: a detection of a host's two GPU models
+        ("nvcc fatal   : Value 'sm_61,sm_52' is not defined for option 'gpu-architecture'", "mixed-gpu"),
+        ("nvcc fatal : Unsupported gpu architecture 'compute_86;compute_75'", "mixed-gpu"),
+        ("nvcc fatal : Unsupported gpu architecture 'compute_120'", "jit-toolchain-too-old"),
+        ("nvcc fatal   : Value 'sm_86,sm_86' is not defined for option 'gpu-architecture'", "unknown"),
         # the RTX A-series and T-series cards by name, as the wrong card a job got on a mixed host
         (
             "I start training with CUDA_VISIBLE_DEVICES=1 so it uses the A6000, but torch.cuda.get_device_name(0) "

@@ -716,6 +716,16 @@ CATEGORIES: tuple[Category, ...] = (
                 4,
                 TORCH_DATA_PARALLEL,
             ),
+            # nvcc's --gpu-architecture takes one value (-gencode lists several): two different archs joined into it
+            # ("Value 'sm_61,sm_52' is not defined for option 'gpu-architecture'", "Unsupported gpu architecture
+            # 'compute_86;compute_75'") are what a build that detects the GPUs of the host puts there when the host
+            # has two models -- a single-GPU host, or one model, gives one arch (jittor, tiny-cuda-nn's detection)
+            _p(
+                r"(?:Value|Unsupported gpu architecture) '(?:sm|compute)_(\d{2,3})[af]?\s*[,;]\s*(?:sm|compute)_"
+                r"(?!\1[af]?')\d{2,3}[af]?'",
+                4.5,
+                NVCC,
+            ),
             # A TensorRT engine is specific to the GPU model it was built on.
             _p(r"engine plan file is generated on an incompatible device", 3.5, TRT),
             # TensorRT's warning when a plan built on one GPU model is deserialized on another (NVIDIA's TensorRT
@@ -777,7 +787,12 @@ CATEGORIES: tuple[Category, ...] = (
         "run-time compiler does not know the GPU",
         (
             _p(r"ptxas fatal\s*:?\s*Value '(sm|compute)_\d+[af]?' is not defined for option 'gpu-name'", 4, NVCC),
-            _p(r"nvcc fatal\s*:?\s*Unsupported gpu architecture '?(compute|sm)_\d+[af]?", 4, NVCC),
+            _p(
+                r"nvcc fatal\s*:?\s*Unsupported gpu architecture '?(compute|sm)_\d+[af]?"
+                r"(?![\daf]|\s*[,;]\s*(?:sm|compute)_)",  # not two archs joined (mixed-gpu)
+                4,
+                NVCC,
+            ),
             # the same diagnostic quoted without nvcc's "nvcc fatal :" prefix (CMake, ninja, an issue title)
             _p(r"Unsupported gpu architecture '(?:compute|sm)_\d+[af]?'", 3, NVCC),
             # its head alone, as an issue title quotes it ("RTX 3090 Unsupported gpu architecture"): weak, the minimum
