@@ -399,3 +399,48 @@ def test_a_rocm_build_on_an_amd_gpu_is_no_wrong_build() -> None:
 )
 def test_reasons_and_cards_by_their_emitters_words(text: str, expected: str) -> None:
     assert top(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # operands on two devices, in frameworks' own words (Open3D, DGL, TVM, CuPy, diffusers)
+        ("RuntimeError: [Open3D Error] BinaryEW.cpp:37: Device mismatch CUDA:0 != CPU:0.", "device-mismatch"),
+        ("RuntimeError: SpSpMM: lhs_mat and rhs_mat should be on the same device", "device-mismatch"),
+        ("Check failed: Can not copy across different device types directly.", "device-mismatch"),
+        ("RuntimeError: This Generator state is allocated in a different device", "device-mismatch"),
+        ("ValueError: Query, key, and value must be on the same device.", "device-mismatch"),
+        # a build without CUDA saying so of itself, or the switch that would add it
+        ("ERROR:torch_tensorrt._utils:This pytorch build does not support CUDA", "wrong-framework-build"),
+        ("Warp 1.9.0 initialized:\n   CUDA not enabled in this build", "wrong-framework-build"),
+        ("GPU Tensor is not supported when -DBUILD_CUDA_MODULE=OFF. Please recompile Open3d", "wrong-framework-build"),
+        (
+            "thread 'main' panicked: BURN_DEVICE=cuda requested, but the 'cuda' feature is not enabled.",
+            "wrong-framework-build",
+        ),
+        ("RuntimeError: llama-cpp-python was built without GGML CUDA support.", "wrong-framework-build"),
+        ("CuPy may not function correctly because multiple CuPy packages are installed", "wrong-framework-build"),
+        # a capability check's own statement of what it needs, which is the failure
+        ("Compute capability must be >= 3.5", "capability-guard"),
+        ("Quantized moe_a2a_combine requires SM>=100 (Blackwell), but got SM90", "capability-guard"),
+        ("flashinfer.utils.GPUArchitectureError: Device major should be in [9, 10], but got 8", "capability-guard"),
+        ("magmablas_hgemm_batched: architecture 600 is not supported", "capability-guard"),
+        (
+            "[h264_nvenc @ 0x55] [ GPU #0 - < GeForce GT 630 > has Compute SM 2.1 ]\n"
+            "[h264_nvenc @ 0x55] does not support NVENC",
+            "capability-guard",
+        ),
+        # an a/f target the code needs, or CCCL's wrapper outside an instruction's targets
+        ("This kernel requires SM90a", "arch-specific-mismatch"),
+        ("cannot execute CUDA artifact emitted for sm_90a on sm_120", "arch-specific-mismatch"),
+        (
+            "ptxas fatal   : Unresolved extern function '__cuda_ptx_setmaxnreg_inc_is_only_supported_on_SM_90a_100a__'",
+            "arch-specific-mismatch",
+        ),
+        # ... and their neighbours: a statement alone, an a target for its own GPU
+        ("these kernels are only supported on SM90a and SM100f", "unknown"),
+        ("compiled for sm_90a on sm_90", "unknown"),
+    ],
+)
+def test_forms_mined_from_the_emitters(text: str, expected: str) -> None:
+    assert top(text) == expected

@@ -119,6 +119,7 @@ BNB_SETUP = "bitsandbytes-foundation/bitsandbytes:bitsandbytes/cuda_setup/main.p
 TORCH_MEA_DISPATCH = "pytorch/pytorch:aten/src/ATen/native/transformers/cuda/attention.cu"
 KOKKOS_CUDA = "kokkos/kokkos:core/src/Cuda/Kokkos_Cuda_Instance.cpp"
 FFMPEG_NVENC = "FFmpeg/FFmpeg:libavcodec/nvenc.c"
+CCCL_PTX = "NVIDIA/cccl:libcudacxx/include/cuda/__ptx/instructions/generated/setmaxnreg.h"
 NVHPC = "https://docs.nvidia.com/hpc-sdk/compilers/hpc-compilers-user-guide/index.html"
 TORCH_STATIC_LAUNCHER = "pytorch/pytorch:torch/csrc/inductor/static_cuda_launcher.cpp"
 TRITON_NVIDIA = "triton-lang/triton:third_party/nvidia/backend/compiler.py"
@@ -486,6 +487,10 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"FlashAttention(?:-3)? only supports Hopper GPUs(?! or)", 3, FA3_API),
             # CUTLASS aborts when an 'a'-only instruction (wgmma, tcgen05) was compiled without its 'a' target.
             _p(r"Arch conditional MMA instruction used without targeting", 4, CUTLASS_KERNEL),
+            # CCCL's cuda::ptx wrappers call an undefined extern outside the instruction's a/f targets, so ptxas or the
+            # linker names them: "__cuda_ptx_setmaxnreg_inc_is_only_supported_on_SM_90a_100a_..." (libcudacxx/include/
+            # cuda/__ptx/instructions/generated/*.h)
+            _p(r"__cuda_ptx_\w+?_is_only_supported_on_SM_\d+[af]", 4, CCCL_PTX),
             # CuTe's CUTE_INVALID_CONTROL_PATH("... without CUTE_ARCH_X_ENABLED"): the macros include/cute/arch/
             # config.hpp defines only for 'a'/'f' targets (CUTLASS_ARCH_MMA_SM90A/SM100A/SM120F...): wgmma, tcgen05,
             # TMEM, the block-scaled and f8f6f4 MMAs, the SM100 ldmatrix/stmatrix/256-bit loads, and TMA beyond
@@ -1485,6 +1490,14 @@ _LIBRARY_PATTERNS: dict[str, tuple[Pattern, ...]] = {
             CUDF_GPU_UTILS,
         ),
         _p(r"You will need a GPU with NVIDIA \w+\W{0,3} or newer architecture", 4, CUDF_GPU_UTILS),
+        # FFmpeg's NVENC wrapper (libavcodec/nvenc.c, nvenc_check_device): "[ GPU #0 - < GeForce GT 630 > has Compute SM
+        # 2.1 ]" then "does not support NVENC" below NVENC_CAP (3.0); older releases and the Video Codec SDK samples
+        # print "..., NVENC Not Available" on the same line
+        _p(
+            r"has Compute SM \d+\.\d+(?:, NVENC Not Available| \][^\n]*\n[^\n]{0,80}?does not support NVENC)",
+            3.5,
+            FFMPEG_NVENC,
+        ),
         # cuDF's UDF shims ship as PTX per compute capability (shim_60.ptx, shim_70.ptx ...); _get_ptx_file refuses a
         # GPU below the lowest of them ("... missing the necessary PTX files that are <=50"): RAPIDS' own floor
         _p(r"This cuDF installation is missing the necessary PTX files that are <=\d+", 4, CUDF_NUMBA),

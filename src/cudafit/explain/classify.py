@@ -1038,6 +1038,7 @@ _FORM_ORDER = (
     "capability-guard",
     "mixed-gpu",
     "no-kernel-image",
+    "device-mismatch",
 )
 _FORM_CAP = 2.5  # a form's finding stays below an emitter's own message (weight 3-4): confidence 0.62 at most
 _AF_FORM = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#feature-availability"

@@ -52,6 +52,7 @@ NVCC_ARCH = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#g
 COMPAT_DOC = "https://docs.nvidia.com/deploy/cuda-compatibility/index.html"
 # CUDA_DEVICE_ORDER and CUDA_CACHE_MAXSIZE: the environment variables section.
 _ENV_VARS = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars"
+_AF_DOC = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#feature-availability"
 # The name of classify's form of the facts that judges a report's build flags against the GPUs it names (explain's
 # grounders tailor the fix to it).
 BUILD_FORM_NAME = "build flags without code for a GPU the report names"
@@ -241,6 +242,19 @@ _PTX_NEW = (
     "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__TYPES.html",
 )
 
+# Frameworks' own checks that the operands of one operation live on one device (each says so in its own words).
+_SAME_DEVICE = (
+    # "cross-GPU operations are not allowed by default ... all operands on the same device" (PyTorch, CUDA semantics)
+    "https://pytorch.org/docs/stable/notes/cuda.html",
+    "isl-org/Open3D:cpp/open3d/core/kernel/BinaryEW.cpp",
+    "dmlc/dgl:include/dgl/aten/macro.h",
+    "apache/tvm:src/runtime/tensor.cc",
+    "huggingface/diffusers:src/diffusers/models/attention_dispatch.py",
+    "nerfstudio-project/gsplat:gsplat/cuda/csrc/PrimingChainEncoding.cu",
+    "cupy/cupy:cupy/random/_bit_generator.pyx",
+    "pyg-team/pytorch_geometric:torch_geometric/nn/pool/__init__.py",
+)
+
 # What the driver does when a build has no SASS for the GPU, and what the user sees of it (PG_JIT: JIT compilation
 # "increases application load time", its output is kept in the compute cache).
 _JIT_WORDS = (
@@ -318,6 +332,47 @@ FORMS: tuple[Form, ...] = (
         *_GUARDS,
         alone=False,
         any_of=("requir", "need", "minimum", "at least", "expect"),
+    ),
+    _f(
+        # code stating the a/f target (or an instruction only a/f targets have) it needs: "This kernel requires SM90a",
+        # "Sparse-MLA SM120 requires sm120a",
+        # "tcgen05 requires a compatible datacenter Blackwell GPU", "cannot execute CUDA artifact emitted for sm_90a
+        # on sm_120" (cuda-oxide) -- the statement is the failure (PG, feature availability: a/f code runs only there)
+        "an a/f target the code requires",
+        "arch-specific-mismatch",
+        # ("only supported on SM90a" alone is a statement, a document's as well as a program's: not taken)
+        r"\b(?:requires?|needs?)\s+(?:an?\s+|the\s+)?(?:sm|SM|compute)_?\s?\d{2,3}[af]\b"
+        # code built for an a target and a GPU of another compute capability in one sentence ("... emitted for sm_90a
+        # on sm_120"); "built for sm_90a" alone says nothing of the GPU
+        r"|\b(?:emitted|built|compiled)\s+for\s+sm_?(\d{2,3})[af]\s+(?:on|to)\s+sm_?(?!\1\b)\d{2,3}\b"
+        r"|\b(?:wgmma|tcgen05|setmaxnreg|UMMA|TMEM)\b[^\n]{0,20}?\b(?:requires?|needs?)\b",
+        2.0,
+        _AF_DOC,
+        "flashinfer-ai/flashinfer:csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/fp8_blockscale_gemm/"
+        "fp8_blockscale_gemm_kernel.cuh",
+        "NVlabs/cuda-oxide:crates/cuda-host/src/ltoir.rs",
+        any_of=("requir", "need", "only", "emitted", "built", "compiled"),
+    ),
+    _f(
+        # a check's own statement of what it needs or refuses, which is the failure itself: "Compute capability must be
+        # >= 3.5" (AMReX), "requires SM>=100 (Blackwell), but got SM90" (FlashInfer), "model_format=fp8 requires
+        # sm>=9.0" (LMDeploy), "Device major should be in [9, 10], but got 8" (FlashInfer's Triton helpers),
+        # "architecture 600 is not supported" (MAGMA).  What only states a floor ("... only supported on Ampere",
+        # "5.0+ is required") may be a document's words: the forms above take it beside a failure
+        "a capability check's own statement",
+        "capability-guard",
+        rf"{_HW}\s+(?:must|should|needs?\s+to)\s+be\s+(?:>=|≥|>|at least|greater|higher|newer)"
+        r"|\brequires?\s+(?:an?\s+)?(?:SM|sm|CC|cc|compute capability|capability|arch)\s*(?:>=|≥|>)\s*\d"
+        r"|\b(?:device\s+)?(?:major|minor|compute capability|capability|sm|arch)(?:\s+version)?\s+(?:should|must)"
+        r"\s+be\s+(?:in|one of|>=|≥|>|at least)\b[^\n]{0,30}?\bbut\s+(?:got|found|is|was)\b"
+        r"|\b(?:arch(?:itecture)?|SM|sm)\s*[=:]?\s*\d{2,4}\s+(?:is\s+)?(?:not supported|unsupported)\b",
+        2.0,
+        *_GUARDS,
+        "AMReX-Codes/amrex:Src/Base/AMReX_GpuDevice.cpp",
+        "flashinfer-ai/flashinfer:flashinfer/triton/utils.py",
+        "InternLM/lmdeploy:lmdeploy/pytorch/check_env/cuda.py",
+        "icl-utk-edu/magma:magmablas/hgemm_batched_core.cu",
+        any_of=("must", "should", "need", "required", "requires", "support"),
     ),
     _f(
         # a refusal and, on its line, the floor it applies: "GPU not supported: minimum compute capability is 6.0
@@ -636,6 +691,39 @@ FORMS: tuple[Form, ...] = (
             "with", "cpu", "support", "backend", "is_built_with_cuda", "is_available", "list_physical", "num gpus",
             "version.cuda",
         ),
+    ),
+    _f(
+        # the same, as builds of other projects say it of themselves: "This pytorch build does not support CUDA"
+        # (torch_tensorrt), "CUDA not enabled in this build" (Warp), "This build isn't CUDA enabled" (HeavyDB), "CUDA
+        # runtime is not linked into this build" (TVM), "ginkgo CUDA module is not compiled", "Cannot use GPU in
+        # CPU-only Caffe", the build switch named off or to be turned on ("-DBUILD_CUDA_MODULE=OFF", "Re-link with
+        # USE_CUDA=ON", "rebuild UCX with --with-cuda"), Rust's "the 'cuda' feature is not enabled", "built without
+        # GGML CUDA support", two builds installed side by side ("multiple CuPy packages are installed")
+        "a build without CUDA, in its own words",
+        "wrong-framework-build",
+        r"\b(?:this|the|current|installed|your)\s+(?:\w+\s+){0,2}?build\s+(?:does\s*n[o']?t|doesn't|is\s*n[o']?t|isn't)\s+"
+        r"(?:support\s+)?(?:CUDA|GPU)\b"
+        r"|\b(?:CUDA|GPU)(?:\s+\w+)?\s+(?:is\s+)?(?:not\s+(?:enabled|linked|included|compiled)|disabled)\s+(?:in|into)\s+"
+        r"(?:this|the)\s+build\b"
+        r"|\bCUDA\s+(?:module|backend|kernels?)\s+(?:is\s+|are\s+)?not\s+(?:compiled|built)\b"
+        r"|\bCUDA extension is not available \(not built\b"
+        r"|\bin\s+(?:a\s+)?CPU[- _]only\s+[A-Z]\w+"
+        r"|(?<![\w-])-D\w*(?:CUDA|GPU)\w*\s*=\s*(?:OFF|FALSE|0)\b"
+        r"|\b(?:re-?compile|re-?build|re-?link|re-?install)\w*\b[^\n]{0,60}?\b(?:-D)?(?:USE|BUILD|WITH|ENABLE|GGML|LLAMA)_"
+        r"\w*CUDA\w*\s*=\s*(?:ON|TRUE|1)\b"
+        r"|\b(?:re-?compile|re-?build)\w*\b[^\n]{0,40}?\s--with-cuda\b"
+        r"|['\"`]cuda['\"`] feature is not enabled\b|\bfeature\s+['\"`]?cuda['\"`]?\s+(?:is\s+)?not\s+enabled\b"
+        r"|\b(?:built|compiled|installed|packaged|shipped)\s+without\s+(?:\w+\s+){0,2}?(?:CUDA|GPU)\s+support\b"
+        r"|\bwithout\s+CUDA(?:\s+or\s+\w+)?\s+support\b"
+        r"|\bmultiple\s+\w+\s+(?:packages|distributions|installations)\s+(?:are\s+)?installed\b",
+        2.0,
+        *_CPU_BUILDS,
+        "isl-org/Open3D:cpp/open3d/core/nns/KnnIndex.cpp",
+        "apache/tvm:src/backend/cuda/codegen/cuda_fallback_module.cc",
+        "NVIDIA/warp:warp/_src/context.py",
+        "BVLC/caffe:include/caffe/util/device_alternate.hpp",
+        "cupy/cupy:cupy/_environment.py",
+        any_of=("build", "compiled", "built", "cpu", "-d", "cuda", "multiple"),
     ),
     _f(
         # A program's own build information saying it has no GPU code (GROMACS' version header, printed in every
@@ -959,6 +1047,30 @@ FORMS: tuple[Form, ...] = (
         # no GPU at all is no wrong GPU
         veto=r"\bno (?:CUDA-capable )?(?:GPU|device)s? (?:found|detected|available)\b",
         any_of=("gpu", "card", "device", "instead", "rtx", "gtx", "tesla", "quadro", "titan"),
+    ),
+    # -- device-mismatch: the operands of one operation on two devices, or a CPU-only routine given device memory --
+    _f(
+        "operands on different devices",
+        "device-mismatch",
+        # "must be on the same device", "should be on the same CUDA device", "to have the same device context as"
+        r"\b(?:must|should|need to|needs to|have to|has to|expected to|to)\s+(?:all\s+)?(?:be|reside|live)\s+on\s+"
+        r"(?:the\s+)?same\s+(?:CUDA\s+|GPU\s+)?device\b"
+        r"|\bto have the same device(?: context| type)? as\b"
+        # "are on different devices", "is allocated in a different device", "found two different devices"
+        r"|\b(?:are|is|were|was|live|lives|reside|resides)\s+(?:allocated\s+|located\s+)?(?:on|in)\s+"
+        r"(?:an?\s+|two\s+)?(?:different|separate|another)\s+(?:CUDA\s+|GPU\s+)?devices?\b"
+        # Open3D's "Tensors must have the same device CPU:0, but got CUDA:0"
+        r"|\b(?:must|should) have the same device\b"
+        # Open3D's "Device mismatch CUDA:0 != CPU:0", "device type mismatch"
+        r"|\bdevice(?:[ _]type)?\s+mismatch\b"
+        # TVM's "Can not copy across different device types"
+        r"|\bacross (?:different|two) device types\b"
+        # a routine for one side given the other: "expected CPU tensor but got device_type=1", "must be on the CPU"
+        r"|\bexpected (?:a\s+)?(?:CPU|host|CUDA|GPU|device) (?:tensor|array|buffer)s?,? but (?:got|found)\b"
+        r"|\b(?:array|tensor|buffer|input)s?\s+must be on the (?:CPU|host)\b",
+        2.0,
+        *_SAME_DEVICE,
+        any_of=("same device", "different", "mismatch", "device type", "expected", "must be on"),
     ),
 )
 
