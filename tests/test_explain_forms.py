@@ -437,6 +437,35 @@ def test_reasons_and_cards_by_their_emitters_words(text: str, expected: str) -> 
             "ptxas fatal   : Unresolved extern function '__cuda_ptx_setmaxnreg_inc_is_only_supported_on_SM_90a_100a__'",
             "arch-specific-mismatch",
         ),
+        # a driver below the CUDA the program was built for, in the program's words; no driver at all is not that
+        ("Driver does not support CUDA 12.4 API! Update your nVidia driver!", "driver-too-old"),
+        (
+            "Warp CUDA error: Warp requires CUDA driver 12.8 or higher, but the current driver only supports CUDA 12.2",
+            "driver-too-old",
+        ),
+        ("System.NotSupportedException: Not supported driver version '11.4' (>= 12.8 required)", "driver-too-old"),
+        (
+            "Warp CUDA error: Could not open libcuda.so.\n   CUDA Toolkit 12.8, Driver 0.0 (insufficient CUDA driver "
+            "version!)",
+            "unknown",
+        ),
+        # a toolkit below what an arch needs, as build scripts and compilers say it
+        ("AssertionError: sm100 compilation for Flash MLA requires NVCC 12.9 or higher.", "jit-toolchain-too-old"),
+        (
+            "clang++: error: GPU arch sm_120 is supported by CUDA versions between 12.8 and 12.9 (inclusive), but "
+            "installation at /usr/local/cuda is 12.4",
+            "jit-toolchain-too-old",
+        ),
+        (
+            "CMake Error at cmake/Modules/CudaArchitectureSelector.cmake:267 (message):\n  Blackwell is not a valid GPU "
+            "generation name",
+            "jit-toolchain-too-old",
+        ),
+        # an image built for another GPU's compute capability (Text Embeddings Inference)
+        (
+            "Could not start backend: Runtime compute cap 75 is not compatible with compile time compute cap 80",
+            "mixed-gpu",
+        ),
         # ... and their neighbours: a statement alone, an a target for its own GPU
         ("these kernels are only supported on SM90a and SM100f", "unknown"),
         ("compiled for sm_90a on sm_90", "unknown"),

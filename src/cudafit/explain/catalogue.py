@@ -119,6 +119,7 @@ BNB_SETUP = "bitsandbytes-foundation/bitsandbytes:bitsandbytes/cuda_setup/main.p
 TORCH_MEA_DISPATCH = "pytorch/pytorch:aten/src/ATen/native/transformers/cuda/attention.cu"
 KOKKOS_CUDA = "kokkos/kokkos:core/src/Cuda/Kokkos_Cuda_Instance.cpp"
 FFMPEG_NVENC = "FFmpeg/FFmpeg:libavcodec/nvenc.c"
+TEI_CANDLE = "huggingface/text-embeddings-inference:backends/candle/src/lib.rs"
 CCCL_PTX = "NVIDIA/cccl:libcudacxx/include/cuda/__ptx/instructions/generated/setmaxnreg.h"
 NVHPC = "https://docs.nvidia.com/hpc-sdk/compilers/hpc-compilers-user-guide/index.html"
 TORCH_STATIC_LAUNCHER = "pytorch/pytorch:torch/csrc/inductor/static_cuda_launcher.cpp"
@@ -731,6 +732,9 @@ CATEGORIES: tuple[Category, ...] = (
                 4.5,
                 NVCC,
             ),
+            # Text Embeddings Inference's images are built per compute capability (candle backend, compile-time
+            # CUDA_COMPUTE_CAP checked against the device's): the image of another GPU
+            _p(r"Runtime compute cap \d+ is not compatible with compile time compute cap \d+", 3.5, TEI_CANDLE),
             # A TensorRT engine is specific to the GPU model it was built on.
             _p(r"engine plan file is generated on an incompatible device", 3.5, TRT),
             # TensorRT's warning when a plan built on one GPU model is deserialized on another (NVIDIA's TensorRT
@@ -792,6 +796,9 @@ CATEGORIES: tuple[Category, ...] = (
         "run-time compiler does not know the GPU",
         (
             _p(r"ptxas fatal\s*:?\s*Value '(sm|compute)_\d+[af]?' is not defined for option 'gpu-name'", 4, NVCC),
+            # clang's CUDA driver: "GPU arch sm_120 is supported by CUDA versions between 12.8 and 12.9 (inclusive),
+            # but installation at /usr/local/cuda is 12.4" (err_drv_cuda_version_unsupported)
+            _p(r"GPU arch sm_\d+[af]? is supported by CUDA versions? (?:between|from)\b", 4, CLANG_DRIVER),
             _p(
                 r"nvcc fatal\s*:?\s*Unsupported gpu architecture '?(compute|sm)_\d+[af]?"
                 r"(?![\daf]|\s*[,;]\s*(?:sm|compute)_)",  # not two archs joined (mixed-gpu)

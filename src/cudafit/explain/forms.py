@@ -52,6 +52,12 @@ NVCC_ARCH = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#g
 COMPAT_DOC = "https://docs.nvidia.com/deploy/cuda-compatibility/index.html"
 # CUDA_DEVICE_ORDER and CUDA_CACHE_MAXSIZE: the environment variables section.
 _ENV_VARS = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars"
+# No driver at all (libcuda cannot be opened, a stub loaded, version 0.0): not one that is too old.
+_NO_DRIVER = (
+    r"\b(?:could not|cannot|can'?t|failed to|unable to) (?:open|load|find) (?:the )?libcuda|"
+    r"\blibcuda\.so[.\d]*:? (?:cannot open|not found|no such file)|\bstub (?:library|libcuda)\b|"
+    r"CUDA_ERROR_STUB_LIBRARY|\bdriver(?: version)?:? 0\.0\b|\bno (?:NVIDIA |CUDA )?driver\b"
+)
 _AF_DOC = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#feature-availability"
 # The name of classify's form of the facts that judges a report's build flags against the GPUs it names (explain's
 # grounders tailor the fix to it).
@@ -613,6 +619,24 @@ FORMS: tuple[Form, ...] = (
         any_of=("shared",),
         veto=_HOST_SHM,
     ),
+    _f(
+        # a toolkit below the one an arch (or an a/f suffix) needs, as build scripts and JITs check it: "sm100
+        # compilation for Flash MLA requires NVCC 12.9 or higher", "packed KDA T=1 on compute capability 10.3
+        # requires CUDA 12.9 or newer" (FlashInfer), 'cuda_arch_suffix="f" requires CUDA toolkit 12.9 or higher'
+        # (Warp), CMake's arch selector not knowing a generation ("Blackwell is not a valid GPU generation name",
+        # Ginkgo)
+        "a target that needs a newer toolkit",
+        "jit-toolchain-too-old",
+        rf"(?:\bsm_?\d{{2,3}}[af]?|\bsm\d{{2,3}}|compute capability \d+\.\d+|cuda_arch_suffix\W{{0,3}}[af]\W{{0,3}})"
+        r"[^\n]{0,60}?\brequires?\s+(?:NVCC|nvcc|CUDA(?:\s+toolkit)?|CTK)\s*\d+\.\d+\s*(?:\+|or\s+(?:higher|newer|later|above))"
+        rf"|\b{_GEN}\s+is\s+not\s+a\s+valid\s+(?:GPU|CUDA)\s+(?:generation|architecture)",
+        2.0,
+        *_TOOLCHAINS,
+        "deepseek-ai/FlashMLA:setup.py",
+        "NVIDIA/warp:warp/_src/context.py",
+        "ginkgo-project/ginkgo:cmake/Modules/CudaArchitectureSelector.cmake",
+        any_of=("requir", "valid"),
+    ),
     # -- driver-too-old: the runtime needs a newer driver (COMPAT_DOC) ------------------------------------------
     _f(
         "the driver is too old",
@@ -630,9 +654,7 @@ FORMS: tuple[Form, ...] = (
         alone=False,
         all_of=("driver",),
         # no driver at all (libcuda cannot be opened, a stub loaded, version 0.0): not one that is too old
-        veto=r"\b(?:could not|cannot|can'?t|failed to|unable to) (?:open|load|find) (?:the )?libcuda|"
-        r"\blibcuda\.so[.\d]*:? (?:cannot open|not found|no such file)|\bstub (?:library|libcuda)\b|"
-        r"CUDA_ERROR_STUB_LIBRARY|\bdriver(?: version)?:? 0\.0\b|\bno (?:NVIDIA |CUDA )?driver\b",
+        veto=_NO_DRIVER,
     ),
     _f(
         # A driver API entry point libcuda does not export (cuCtxCreate_v4, cuMemAllocAsync): bindings that link the
@@ -646,6 +668,28 @@ FORMS: tuple[Form, ...] = (
         *_DRIVERS,
         "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DRIVER__ENTRY__POINT.html",
         all_of=("undefined symbol",),
+    ),
+    _f(
+        # a program comparing the driver's CUDA version with the one it was built for, in its own words: "Driver does
+        # not support CUDA 12.4 API! Update your nVidia driver!" (xmrig-cuda), "Warp requires CUDA driver 12.8 or
+        # higher, but the current driver only supports CUDA 12.2", "Insufficient CUDA driver 9010" (ethminer), "Not
+        # supported driver version '11.4' (>= 12.8 required)" (ILGPU), "Driver supports cuda toolkit version 12.2, but
+        # the driver needs to support at least 12,3" (NeMo) -- the statement is the failure
+        "the driver's CUDA version below the program's",
+        "driver-too-old",
+        r"\bdriver\b[^\n]{0,30}?\b(?:does\s*n[o']?t|doesn't|not)\s+support\s+CUDA\s*\d+(?:\.\d+)?"
+        r"|\brequires?\s+(?:an?\s+)?(?:NVIDIA\s+)?(?:CUDA\s+)?driver\s+(?:version\s+)?\d+\.\d+\s*(?:\+|or\s+(?:higher|newer|later))"
+        r"|\bdriver\b[^\n]{0,30}?\bonly\s+supports\s+CUDA\s*\d+"
+        r"|\bInsufficient\s+CUDA\s+driver\b"
+        r"|\b(?:not\s+supported|unsupported)\s+driver\s+version\b[^\n]{0,30}?\brequired\b"
+        r"|\bdriver\s+supports\s+(?:cuda\s+)?(?:toolkit\s+)?version\s+\d+\.\d+,?\s+but\b",
+        2.0,
+        *_DRIVERS,
+        "xmrig/xmrig-cuda:src/cuda_extra.cu",
+        "NVIDIA/warp:warp/native/cuda_util.cpp",
+        "m4rs-mt/ILGPU:Src/ILGPU/Runtime/Cuda/CudaAccelerator.cs",
+        all_of=("driver",),
+        veto=_NO_DRIVER,
     ),
     # -- ptx-too-new-for-driver: PTX of a newer ISA than the driver's JIT (COMPAT_DOC) ------------------------------
     _f(
