@@ -457,8 +457,8 @@ def test_reasons_and_cards_by_their_emitters_words(text: str, expected: str) -> 
             "jit-toolchain-too-old",
         ),
         (
-            "CMake Error at cmake/Modules/CudaArchitectureSelector.cmake:267 (message):\n  Blackwell is not a valid GPU "
-            "generation name",
+            "CMake Error at cmake/Modules/CudaArchitectureSelector.cmake:267 (message):\n"
+            "  Blackwell is not a valid GPU generation name",
             "jit-toolchain-too-old",
         ),
         # an image built for another GPU's compute capability (Text Embeddings Inference)
