@@ -466,6 +466,19 @@ def test_reasons_and_cards_by_their_emitters_words(text: str, expected: str) -> 
             "Could not start backend: Runtime compute cap 75 is not compatible with compile time compute cap 80",
             "mixed-gpu",
         ),
+        # an extension's CUDA against torch's is the toolkit's; the same check of torch's version is the ABI's
+        (
+            "RuntimeError: CUDA version mismatch! DeepSpeed ops were compiled and installed with a different "
+            "version than what is being used at runtime.",
+            "toolkit-mismatch",
+        ),
+        (
+            "RuntimeError: PyTorch version mismatch! DeepSpeed ops were compiled and installed with a different "
+            "version than what is being used at runtime.",
+            "extension-abi-mismatch",
+        ),
+        # the shared-memory opt-in refused, in the program's words
+        ("Failed to set max dynamic shared size to 131072 bytes (Error code: 1)", "shared-memory-limit"),
         # ... and their neighbours: a statement alone, an a target for its own GPU
         ("these kernels are only supported on SM90a and SM100f", "unknown"),
         ("compiled for sm_90a on sm_90", "unknown"),

@@ -123,7 +123,7 @@ def top(text: str) -> str:
             "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. "
             "PyTorch has CUDA Version=12.6 and torchvision has CUDA Version=13.0. Please reinstall the torchvision "
             "that matches your PyTorch install.",
-            "extension-abi-mismatch",
+            "toolkit-mismatch",  # the toolkit that built the extension is not torch's: the category's definition
         ),
         # torch's SDPA dispatcher explaining why no attention kernel can run on the GPU (sdp_utils.cpp)
         (

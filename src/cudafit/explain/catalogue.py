@@ -1149,6 +1149,19 @@ CATEGORIES: tuple[Category, ...] = (
                 4,
                 DEEPSPEED_BUILDER,
             ),
+            # DeepSpeed's prebuilt ops against the runtime torch's CUDA: "CUDA version mismatch! DeepSpeed ops were
+            # compiled and installed with a different version than what is being used at runtime" (op_builder/
+            # builder.py; its "PyTorch version mismatch! ..." twin is the extension's ABI)
+            _p(r"CUDA version mismatch! DeepSpeed ops were compiled and installed with a different version", 4,
+               DEEPSPEED_BUILDER),
+            # an extension's own CUDA against torch's (torchvision/extension.py _check_cuda_version, torch_scatter's and
+            # torch_sparse's __init__.py): "Detected that PyTorch and torchvision were compiled with different CUDA
+            # major versions" -- the toolkit that built the extension is not torch's (the category's definition)
+            _p(
+                r"Detected that PyTorch and \w+ were compiled with different CUDA (?:major )?versions",
+                4,
+                TORCHVISION_EXT,
+            ),
             _p(r"CUDAMismatchException|CUDA_MISMATCH_MESSAGE", 2, TORCH_EXT),
             # the head of DeepSpeed's message, as titles and summaries quote it
             _p(r"Installed CUDA version [\d.]+ does not match\b", 3, DEEPSPEED_BUILDER),
@@ -1179,15 +1192,12 @@ CATEGORIES: tuple[Category, ...] = (
                 WIN_ERRORS,
             ),
             _p(r"xFormers can't load C\+\+/CUDA extensions\. xFormers was built for", 4, XFORMERS_CPP_LIB),
+            _p(r"PyTorch version mismatch! DeepSpeed ops were compiled and installed with a different version", 4,
+               DEEPSPEED_BUILDER),
             _p(r"operator torchvision::\w+ does not exist|No such operator torchvision::\w+", 3, TORCHVISION_META),
             _p(
                 r"Couldn't load custom C\+\+ ops\. This can happen if your PyTorch and \w+ versions are incompatible",
                 3,
-                TORCHVISION_EXT,
-            ),
-            _p(
-                r"Detected that PyTorch and \w+ were compiled with different CUDA (?:major )?versions",
-                4,
                 TORCHVISION_EXT,
             ),
         ),
@@ -1738,6 +1748,19 @@ SOURCE_PROJECTS: dict[str, str] = {
     "NVlabs/tiny-cuda-nn": "tiny-cuda-nn",
     "pytorch/TensorRT": "torch-tensorrt",
     "rapidsai/cudf": "cudf",
+    "AMReX-Codes/amrex": "amrex",
+    "BVLC/caffe": "caffe",
+    "InternLM/lmdeploy": "lmdeploy",
+    "NVlabs/cuda-oxide": "cuda-oxide",
+    "ginkgo-project/ginkgo": "ginkgo",
+    "huggingface/diffusers": "diffusers",
+    "huggingface/text-embeddings-inference": "text-embeddings-inference",
+    "icl-utk-edu/magma": "magma",
+    "isl-org/Open3D": "open3d",
+    "m4rs-mt/ILGPU": "ilgpu",
+    "nerfstudio-project/gsplat": "gsplat",
+    "pyg-team/pytorch_geometric": "torch-geometric",
+    "xmrig/xmrig-cuda": "xmrig",
     "JuliaGPU/GPUCompiler.jl": "cuda.jl",
     "chainer/chainer": "chainer",
     "lammps/lammps": "lammps",

@@ -927,7 +927,9 @@ FORMS: tuple[Form, ...] = (
         # cudaFuncSetAttribute is how a kernel opts in to more than 48 KB a block (Programming Guide, shared memory):
         # its invalid argument is a request past the GPU's opt-in maximum
         r"|\bcu(?:da)?FuncSetAttribute\b[^\n]{0,160}?"
-        r"\b(?:invalid argument|cudaErrorInvalidValue|CUDA_ERROR_INVALID_VALUE|fail(?:s|ed|ing)?)\b",
+        r"\b(?:invalid argument|cudaErrorInvalidValue|CUDA_ERROR_INVALID_VALUE|fail(?:s|ed|ing)?)\b"
+        # the same opt-in in the program's words: "Failed to set max dynamic shared size to 131072 bytes" (HeavyDB)
+        r"|\bfail\w*\s+to\s+set\s+(?:the\s+)?max(?:imum)?\s+dynamic\s+shared\s+(?:memory\s+)?size\b",
         2.0,
         *_SMEM,
         any_of=("shared", "funcsetattribute"),  # "shared memory", "shared-memory", the opt-in call
