@@ -67,6 +67,7 @@ from cudafit.explain.forms import (
     UNRELATED_WORDS,
     iter_forms,
 )
+from cudafit.explain.lexicon import VOCABULARIES, iter_vocabulary_lines
 from cudafit.model import (
     ComputeCapability,
     CudaVersion,
@@ -1248,6 +1249,30 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
         _adopt_mentioned_gpus(s)  # the GPUs the finding judged: its fixes name their compute capabilities
 
 
+def _vocabulary_when_nothing_matched(s: _Scoring) -> None:
+    """Nothing matched, not even a form: in a text that reports a failure, a line holding every kind of word of a
+    category's vocabulary (:mod:`.lexicon`) reads as that category, at the minimum score, unless the text names an
+    unrelated failure.  Where lines of several
+    categories are found, the category of most lines wins (ties: the vocabularies' precedence)."""
+    if s.settled or any(score >= MIN_SCORE for score, _lines in s.scores.values()):
+        return
+    if UNRELATED_WORDS.search(s.body) or _unrelated_errors(s.facts):
+        return
+    if not FAILURE.search(s.body):  # words of a category in a statement, a question, a document: no failure reported
+        return
+    found: dict[str, list[str]] = {}
+    sources: dict[str, str] = {}
+    for vocabulary, line in iter_vocabulary_lines(s.body):
+        found.setdefault(vocabulary.category, []).append(line)
+        sources[vocabulary.category] = vocabulary.source
+    if not found:
+        return
+    order = [v.category for v in VOCABULARIES]
+    cat_id = max(found, key=lambda c: (len(found[c]), -order.index(c)))
+    _decide(s, cat_id, found[cat_id][:3], [sources[cat_id]], MIN_SCORE)
+    s.facts["forms"] = [f"the {cat_id} vocabulary on one line"]
+
+
 # The precedence rules, applied in this order after the patterns' weights are summed: each picks the root
 # cause where several categories match one log.
 _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
@@ -1286,6 +1311,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _cuda_build_on_a_machine_without_gpu,
     _ptx_the_named_gpu_cannot_jit,
     _forms_when_nothing_matched,
+    _vocabulary_when_nothing_matched,
     _guard_on_a_mixed_host,  # again: a guard read from its form alone ("... only supported on GPUs with compute capab")
 )
 
