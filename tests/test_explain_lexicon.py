@@ -38,8 +38,9 @@ def test_a_line_of_a_vocabulary_reads_as_its_category(text: str, expected: str) 
         "RuntimeError: CUDA error: out of memory\nError: Volta is below what the kernel library needs",
         # no driver at all is no old driver
         "Error: no NVIDIA driver found; CUDA 12.4 requires driver 550 or newer",
-        # the kinds on different lines
+        # the kinds on different lines, or on a line that reports no failure in a log that does
         "RuntimeError: something failed\nVolta\nis below what it needs",
+        "INFO moving every tensor to the same device cuda:0\nERROR: job 17 failed",
     ],
 )
 def test_no_reading_without_every_kind_on_a_failure_line(text: str) -> None:

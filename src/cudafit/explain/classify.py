@@ -1250,10 +1250,10 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
 
 
 def _vocabulary_when_nothing_matched(s: _Scoring) -> None:
-    """Nothing matched, not even a form: in a text that reports a failure, a line holding every kind of word of a
-    category's vocabulary (:mod:`.lexicon`) reads as that category, at the minimum score, unless the text names an
-    unrelated failure.  Where lines of several
-    categories are found, the category of most lines wins (ties: the vocabularies' precedence)."""
+    """Nothing matched, not even a form: a line that reports a failure and holds every kind of word of a category's
+    vocabulary (:mod:`.lexicon`) reads as that category, at the minimum score, unless the text names an unrelated
+    failure (in a long log, words of a category on an informational line say nothing of the failure).  Where lines
+    of several categories are found, the category of most lines wins (ties: the vocabularies' precedence)."""
     if s.settled or any(score >= MIN_SCORE for score, _lines in s.scores.values()):
         return
     if UNRELATED_WORDS.search(s.body) or _unrelated_errors(s.facts):
@@ -1263,6 +1263,8 @@ def _vocabulary_when_nothing_matched(s: _Scoring) -> None:
     found: dict[str, list[str]] = {}
     sources: dict[str, str] = {}
     for vocabulary, line in iter_vocabulary_lines(s.body):
+        if not FAILURE.search(line):  # the line itself reports the failure; words elsewhere in a log do not count
+            continue
         found.setdefault(vocabulary.category, []).append(line)
         sources[vocabulary.category] = vocabulary.source
     if not found:
