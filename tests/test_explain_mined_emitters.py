@@ -1,7 +1,8 @@
 """explain on messages mined from the source code that prints them (tests/fixtures/explain_emitters, issue 18).
 
-The set is split by repository into a half that patterns may be tuned on and a held half that is only scored; the
-floors are the measured figures rounded down, and the README gives the blind figures of both halves."""
+The first round is split by repository into a half that patterns may be tuned on and a held half that is only
+scored; a second round, mined from repositories the first had not touched, is only scored.  The floors are the
+measured figures rounded down; the README gives the blind figures."""
 
 from __future__ import annotations
 
@@ -21,21 +22,25 @@ ROWS = [
     .splitlines()
     if line.strip()
 ]
-FLOORS = {"tune": 0.87, "held": 0.62}
+FLOORS = {"tune": 0.87, "held": 0.62, "second": 0.60}
 
 
 def test_the_set_is_what_the_readme_says() -> None:
-    assert len(ROWS) == 466
+    assert len(ROWS) == 739
+    assert Counter(r["half"] for r in ROWS) == {"tune": 225, "held": 241, "second": 273}
     assert all(set(r) == {"set", "half", "category", "repo", "path", "message", "why"} for r in ROWS)
     assert len({r["message"] for r in ROWS}) == len(ROWS)
 
 
 def test_the_halves_are_fixed_by_repository() -> None:
-    for r in ROWS:
+    first = [r for r in ROWS if r["half"] != "second"]
+    # the second round was mined from repositories the first had not touched
+    assert not {r["repo"].lower() for r in first} & {r["repo"].lower() for r in ROWS if r["half"] == "second"}
+    for r in first:
         even = int(hashlib.sha1(r["repo"].lower().encode()).hexdigest(), 16) % 2 == 0
         assert r["half"] == ("held" if even else "tune"), r["repo"]
     halves: dict[str, set[str]] = {"tune": set(), "held": set()}
-    for r in ROWS:
+    for r in first:
         halves[r["half"]].add(r["repo"])
     assert not halves["tune"] & halves["held"]
 
