@@ -357,7 +357,7 @@ FORMS: tuple[Form, ...] = (
         "flashinfer-ai/flashinfer:csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/fp8_blockscale_gemm/"
         "fp8_blockscale_gemm_kernel.cuh",
         "NVlabs/cuda-oxide:crates/cuda-host/src/ltoir.rs",
-        any_of=("requir", "need", "only", "emitted", "built", "compiled"),
+        any_of=("sm", "compute_", "wgmma", "tcgen05", "setmaxnreg", "umma", "tmem"),
     ),
     _f(
         # a check's own statement of what it needs or refuses, which is the failure itself: "Compute capability must be
@@ -378,7 +378,8 @@ FORMS: tuple[Form, ...] = (
         "flashinfer-ai/flashinfer:flashinfer/triton/utils.py",
         "InternLM/lmdeploy:lmdeploy/pytorch/check_env/cuda.py",
         "icl-utk-edu/magma:magmablas/hgemm_batched_core.cu",
-        any_of=("must", "should", "need", "required", "requires", "support"),
+        # each alternative's own words (a comparison sign, "must be", a refusal): the form is skipped without them
+        any_of=("must be", "should be", "need to be", "needs to be", ">", "≥", "not supported", "unsupported"),
     ),
     _f(
         # a refusal and, on its line, the floor it applies: "GPU not supported: minimum compute capability is 6.0
@@ -635,7 +636,7 @@ FORMS: tuple[Form, ...] = (
         "deepseek-ai/FlashMLA:setup.py",
         "NVIDIA/warp:warp/_src/context.py",
         "ginkgo-project/ginkgo:cmake/Modules/CudaArchitectureSelector.cmake",
-        any_of=("requir", "valid"),
+        any_of=("nvcc", "cuda", "ctk", "not a valid"),
     ),
     # -- driver-too-old: the runtime needs a newer driver (COMPAT_DOC) ------------------------------------------
     _f(
@@ -689,6 +690,7 @@ FORMS: tuple[Form, ...] = (
         "NVIDIA/warp:warp/native/cuda_util.cpp",
         "m4rs-mt/ILGPU:Src/ILGPU/Runtime/Cuda/CudaAccelerator.cs",
         all_of=("driver",),
+        any_of=("cuda", "insufficient", "driver version", "driver supports"),
         veto=_NO_DRIVER,
     ),
     # -- ptx-too-new-for-driver: PTX of a newer ISA than the driver's JIT (COMPAT_DOC) ------------------------------
