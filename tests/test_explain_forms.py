@@ -477,6 +477,20 @@ def test_reasons_and_cards_by_their_emitters_words(text: str, expected: str) -> 
             "version than what is being used at runtime.",
             "extension-abi-mismatch",
         ),
+        # a framework built for another CUDA major than the code needs; a ROCm runtime missing from a build
+        (
+            "MoEEpConfigError: nccl_ep requires CUDA 13: ... but the installed torch was built for CUDA 12.8.",
+            "wrong-framework-build",
+        ),
+        ("Please install pytorch with CUDA 12.x support", "wrong-framework-build"),
+        ("RuntimeError: ROCm runtime is not linked into this build; cannot launch kernels.", "wrong-framework-build"),
+        # a host of mixed GPUs refused, an artefact suspected of being built for another GPU
+        ("AssertionError: Heterogeneous Nvidia GPU devices not supported.", "mixed-gpu"),
+        (
+            "RuntimeError: Failed to deserialize TensorRT engine from C:\\m\\x.engine. This may happen if the engine "
+            "was built with an incompatible TensorRT version or for a different GPU architecture.",
+            "mixed-gpu",
+        ),
         # the shared-memory opt-in refused, in the program's words
         ("Failed to set max dynamic shared size to 131072 bytes (Error code: 1)", "shared-memory-limit"),
         # ... and their neighbours: a statement alone, an a target for its own GPU

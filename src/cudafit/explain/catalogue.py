@@ -1761,6 +1761,8 @@ SOURCE_PROJECTS: dict[str, str] = {
     "nerfstudio-project/gsplat": "gsplat",
     "pyg-team/pytorch_geometric": "torch-geometric",
     "xmrig/xmrig-cuda": "xmrig",
+    "Genesis-Embodied-AI/Genesis": "genesis",
+    "chaiNNer-org/chaiNNer": "chainner",
     "JuliaGPU/GPUCompiler.jl": "cuda.jl",
     "chainer/chainer": "chainer",
     "lammps/lammps": "lammps",

@@ -749,7 +749,7 @@ FORMS: tuple[Form, ...] = (
         "wrong-framework-build",
         r"\b(?:this|the|current|installed|your)\s+(?:\w+\s+){0,2}?build\s+(?:does\s*n[o']?t|doesn't|is\s*n[o']?t|isn't)\s+"
         r"(?:support\s+)?(?:CUDA|GPU)\b"
-        r"|\b(?:CUDA|GPU)(?:\s+\w+)?\s+(?:is\s+)?(?:not\s+(?:enabled|linked|included|compiled)|disabled)\s+(?:in|into)\s+"
+        r"|\b(?:CUDA|GPU|ROCm|HIP)(?:\s+\w+)?\s+(?:is\s+)?(?:not\s+(?:enabled|linked|included|compiled)|disabled)\s+(?:in|into)\s+"
         r"(?:this|the)\s+build\b"
         r"|\bCUDA\s+(?:module|backend|kernels?)\s+(?:is\s+|are\s+)?not\s+(?:compiled|built)\b"
         r"|\bCUDA extension is not available \(not built\b"
@@ -761,7 +761,13 @@ FORMS: tuple[Form, ...] = (
         r"|['\"`]cuda['\"`] feature is not enabled\b|\bfeature\s+['\"`]?cuda['\"`]?\s+(?:is\s+)?not\s+enabled\b"
         r"|\b(?:built|compiled|installed|packaged|shipped)\s+without\s+(?:\w+\s+){0,2}?(?:CUDA|GPU)\s+support\b"
         r"|\bwithout\s+CUDA(?:\s+or\s+\w+)?\s+support\b"
-        r"|\bmultiple\s+\w+\s+(?:packages|distributions|installations)\s+(?:are\s+)?installed\b",
+        r"|\bmultiple\s+\w+\s+(?:packages|distributions|installations)\s+(?:are\s+)?installed\b"
+        # the framework built for another CUDA major than the code needs: "the installed torch was built for CUDA
+        # 12.8" (FlashInfer), "Please install pytorch with CUDA 12.x support" (torch_tensorrt), "Install a CUDA-13
+        # torch build"
+        r"|\binstalled\s+(?:torch|pytorch|jax\w*|tensorflow|paddle\w*)\s+(?:was\s+)?built\s+for\s+CUDA\s*\d+"
+        r"|\b(?:re)?install\s+(?:a\s+)?(?:pytorch|torch|jax\w*|tensorflow|paddle\w*)\s+(?:build\s+)?with\s+CUDA\s*\d+"
+        r"|\b(?:re)?install\s+a\s+CUDA[- ]?\d+(?:\.\w+)?\s+(?:pytorch|torch|jax\w*|tensorflow|paddle\w*)\s+build\b",
         2.0,
         *_CPU_BUILDS,
         "isl-org/Open3D:cpp/open3d/core/nns/KnnIndex.cpp",
@@ -769,7 +775,7 @@ FORMS: tuple[Form, ...] = (
         "NVIDIA/warp:warp/_src/context.py",
         "BVLC/caffe:include/caffe/util/device_alternate.hpp",
         "cupy/cupy:cupy/_environment.py",
-        any_of=("build", "compiled", "built", "cpu", "-d", "cuda", "multiple"),
+        any_of=("build", "compiled", "built", "cpu", "-d", "cuda", "multiple", "install"),
     ),
     _f(
         # A program's own build information saying it has no GPU code (GROMACS' version header, printed in every
@@ -1065,6 +1071,22 @@ FORMS: tuple[Form, ...] = (
         2.0,
         _ENV_VARS,
         any_of=("gpu", "device", "cuda", "card"),
+    ),
+    _f(
+        # a program refusing a host of mixed GPUs ("Heterogeneous Nvidia GPU devices not supported", Genesis), or
+        # suspecting an artefact built for another GPU ("This may happen if the engine was built ... for a different
+        # GPU architecture", chaiNNer's TensorRT loader)
+        "a mixed host refused, or an artefact for another GPU",
+        "mixed-gpu",
+        r"\b(?:heterogene\w+|mixed|different)\s+(?:\w+\s+){0,2}?(?:GPUs?|devices|cards)\s+(?:are\s+|is\s+)?"
+        r"(?:not supported|unsupported)\b"
+        r"|\b(?:built|compiled|created|generated|serialized)\b[^\n]{0,60}?\bfor\s+(?:a\s+|another\s+)?"
+        r"(?:different|another|other)\s+(?:GPU|device|card)(?:\s+(?:architecture|model))?\b",
+        2.0,
+        *_MIXED,
+        "Genesis-Embodied-AI/Genesis:tests/conftest.py",
+        "chaiNNer-org/chaiNNer:backend/src/packages/chaiNNer_tensorrt/tensorrt/io/load_engine.py",
+        any_of=("heterogene", "mixed", "different", "another", "other gpu"),
     ),
     _f(
         "the wrong GPU is used",
