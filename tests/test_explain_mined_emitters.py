@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cudafit.explain import classify
+from cudafit.explain import classify, explain_text
 
 ROWS = [
     json.loads(line)
@@ -52,3 +52,11 @@ def test_emitter_half_accuracy(half: str) -> None:
     right = sum(want == got for want, got in pairs)
     misses = Counter((want, got) for want, got in pairs if want != got)
     assert right / len(rows) >= FLOORS[half], f"{half}: {right}/{len(rows)}; misses {misses.most_common(8)}"
+
+
+def test_a_toolkit_floor_the_check_states_is_the_fix() -> None:
+    """A build script's own check ("requires NVCC 12.9 or higher") names the toolkit: the fix installs that one,
+    before Triton's ptxas (no Triton in the message)."""
+    (finding,) = explain_text("AssertionError: sm100 compilation for Flash MLA requires NVCC 12.9 or higher.")
+    assert finding.category == "jit-toolchain-too-old"
+    assert "CUDA >= 12.9" in finding.fixes[0] and "TRITON" not in finding.fixes[0]

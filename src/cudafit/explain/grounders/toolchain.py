@@ -16,7 +16,7 @@ from cudafit.explain.context import normalise_package
 from cudafit.explain.extract import arch_number
 from cudafit.explain.grounders.base import Ground, Grounded, default, lines_of
 from cudafit.explain.grounders.projects import PROJECTS, project_fixes
-from cudafit.model import CudaVersion, DriverVersion
+from cudafit.model import CudaVersion, DriverVersion, parse_cuda_version
 from cudafit.rules.ecosystem import load_ecosystem
 
 __all__ = [
@@ -245,6 +245,13 @@ def _nvrtc(g: Ground) -> bool:
     return bool(nvrtc_sources & set(g.ev.get("sources", []))) or "nvrtc" in lines_of(g.ev).lower()
 
 
+# A build script's or JIT's own check of the toolkit it needs: "requires NVCC 12.9 or higher", "requires CUDA 12.9
+# or newer", 'requires CUDA toolkit 12.9 or higher'.
+_TOOLKIT_STATED = re.compile(
+    r"\brequires?\s+(?:NVCC|nvcc|CUDA(?:\s+toolkit)?|CTK)\s*(\d{1,2}\.\d)\s*(?:\+|or\s+(?:higher|newer|later|above))"
+)
+
+
 def ground_jit_toolchain(g: Ground) -> Grounded:
     """A compiler used at run time (Triton's ptxas, a JIT library's nvcc, NVRTC) that predates the GPU or the
     PTX.  Without an arch in the message, the newest GPU it runs on is the arch the compiler must know."""
@@ -259,6 +266,9 @@ def ground_jit_toolchain(g: Ground) -> Grounded:
     ptx_isa = ev.get("ptx_isa")
     isa = ptx_isa["needed"] if ptx_isa else None
     first = _first_toolkit(arch, isa)
+    if not first and (stated := _TOOLKIT_STATED.search(lines_of(ev))):
+        # the check names the toolkit it needs ("sm100 compilation for Flash MLA requires NVCC 12.9 or higher")
+        first = parse_cuda_version(stated.group(1))
     what = arch or (f"PTX ISA {isa}" if isa else "this GPU's arch")
     must = (
         f"its nvcc --list-gpu-code must list {arch.replace('compute_', 'sm_').rstrip('af')}"
