@@ -431,14 +431,16 @@ def test_reasons_and_cards_by_their_emitters_words(text: str, expected: str) -> 
             "capability-guard",
         ),
         # an a/f target the code needs, or CCCL's wrapper outside an instruction's targets
-        ("This kernel requires SM90a", "arch-specific-mismatch"),
-        ("cannot execute CUDA artifact emitted for sm_90a on sm_120", "arch-specific-mismatch"),
+        ("RuntimeError: This kernel requires SM90a", "arch-specific-mismatch"),
+        ("This kernel requires SM90a", "unknown"),  # a statement alone: no failure reported
+        ("Error: cannot execute CUDA artifact emitted for sm_90a on sm_120", "arch-specific-mismatch"),
         (
             "ptxas fatal   : Unresolved extern function '__cuda_ptx_setmaxnreg_inc_is_only_supported_on_SM_90a_100a__'",
             "arch-specific-mismatch",
         ),
         # a driver below the CUDA the program was built for, in the program's words; no driver at all is not that
-        ("Driver does not support CUDA 12.4 API! Update your nVidia driver!", "driver-too-old"),
+        ("CUDA error: Driver does not support CUDA 12.4 API! Update your nVidia driver!", "driver-too-old"),
+        ("INFO: CUDA 12.4 requires NVIDIA driver 550.54 or newer", "unknown"),
         (
             "Warp CUDA error: Warp requires CUDA driver 12.8 or higher, but the current driver only supports CUDA 12.2",
             "driver-too-old",

@@ -491,7 +491,7 @@ CATEGORIES: tuple[Category, ...] = (
             # CCCL's cuda::ptx wrappers call an undefined extern outside the instruction's a/f targets, so ptxas or the
             # linker names them: "__cuda_ptx_setmaxnreg_inc_is_only_supported_on_SM_90a_100a_..." (libcudacxx/include/
             # cuda/__ptx/instructions/generated/*.h)
-            _p(r"__cuda_ptx_\w+?_is_only_supported_on_SM_\d+[af]", 4, CCCL_PTX),
+            _p(r"_is_only_supported_on_SM_\d+[af]", 4, CCCL_PTX),  # the wrapper's suffix alone: linear time
             # CuTe's CUTE_INVALID_CONTROL_PATH("... without CUTE_ARCH_X_ENABLED"): the macros include/cute/arch/
             # config.hpp defines only for 'a'/'f' targets (CUTLASS_ARCH_MMA_SM90A/SM100A/SM120F...): wgmma, tcgen05,
             # TMEM, the block-scaled and f8f6f4 MMAs, the SM100 ldmatrix/stmatrix/256-bit loads, and TMA beyond

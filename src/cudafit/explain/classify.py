@@ -356,13 +356,17 @@ _XFORMERS_CAPABILITY = re.compile(r"requires device with capability|only support
 # not have enough shared-memory ...", "Only work on pre-MLIR triton", "triton is not available".  A line in other words
 # is the reporter's, after the list: it neither adds a reason nor takes the capability one away.
 _XFORMERS_REASON = re.compile(
-    r"(?:[a-z_][\w.]*(?:\[[^\]\n]*\])?(?:\([^)\n]*\))?(?:\[[^\]\n]*\])?\s*(?:[<>=!%]|is\b|type\b)"
-    r"|(?:max|min)\(|dropout\b|has custom scale|requires device with capability|bf16 is only supported"
-    r"|operator (?:wasn't built|not available|does not support)|unsupported\b|Sm\d+ does not have enough shared"
-    r"|Only work on|triton is not available|xFormers wasn't build|requires (?:a )?GPU with|requires\b|not supported\b"
-    r"|[a-z_]+ (?:is|are|must|should|not)\b)",
+    # an expression on the inputs, at the start of the line
+    r"^(?:[a-z_][\w.]*(?:\[[^\]\n]*\])?(?:\([^)\n]*\))?(?:\[[^\]\n]*\])?\s*(?:[<>=!%]|type\b)|(?:max|min)\(|dropout\b)"
+    # or one of xformers' phrases anywhere in it
+    r"|has custom scale|requires device with capability|bf16 is only supported"
+    r"|operator (?:wasn't built|not available|does not support)|Sm\d+ does not have enough shared"
+    r"|Only (?:work|supports)\b|triton is not available|xFormers wasn't build|requires (?:a )?GPU with|\brequires\b"
+    r"|not supported|unsupported|must be equal|Got head_dim",
     re.I,
 )
+# The reporter's own words after the list: a sentence of theirs ("It is a Colab T4.", "any idea?").
+_PROSE = re.compile(r"(?:it|this|that|i|i'm|my|we|our|any|please|thanks?|hi|hello|so|but)\b|.*\?\s*$", re.I)
 # Where an operator's reasons end: another message, a log line (a date, a clock, a progress bar, a level, a
 # "Device: cuda:0 ..." label), a hint.
 _NOT_A_REASON = re.compile(
@@ -390,7 +394,7 @@ def _xformers_capability_beside_other_reasons(s: _Scoring) -> None:
             line = raw.strip()
             if not line or len(line) > 200 or _NOT_A_REASON.match(line) or len(reasons) >= 12:
                 break
-            if not _XFORMERS_REASON.match(line):  # the reporter's own words after the list
+            if _PROSE.match(line) or not _XFORMERS_REASON.search(line):  # the reporter's own words after the list
                 break
             reasons.append(line)
         blocks.append(reasons)
@@ -1249,11 +1253,19 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
         _adopt_mentioned_gpus(s)  # the GPUs the finding judged: its fixes name their compute capabilities
 
 
+_LINE_FAILURE = re.compile(
+    r"\b(?:error|errors|fail(?:s|ed|ure|ing)?|fatal|abort(?:s|ed)?|exception|crash(?:es|ed)?|cannot|can'?t|unable)\b"
+    r"|\w+(?:Error|Exception)\b",
+    re.I,
+)
+
+
 def _vocabulary_when_nothing_matched(s: _Scoring) -> None:
     """Nothing matched, not even a form: a line that reports a failure and holds every kind of word of a category's
-    vocabulary (:mod:`.lexicon`) reads as that category, at the minimum score, unless the text names an unrelated
-    failure (in a long log, words of a category on an informational line say nothing of the failure).  Where lines
-    of several categories are found, the category of most lines wins (ties: the vocabularies' precedence)."""
+    vocabulary (:mod:`.lexicon`) reads as that category -- at the minimum score, or a point above the weak ones that
+    matched (:func:`_decide`) -- unless the text names an unrelated failure (in a long log, words of a category on
+    an informational line say nothing of the failure).  Where lines of several categories are found, the category
+    of most lines wins (ties: the vocabularies' precedence)."""
     if s.settled or any(score >= MIN_SCORE for score, _lines in s.scores.values()):
         return
     if UNRELATED_WORDS.search(s.body) or _unrelated_errors(s.facts):
@@ -1263,7 +1275,7 @@ def _vocabulary_when_nothing_matched(s: _Scoring) -> None:
     found: dict[str, list[str]] = {}
     sources: dict[str, str] = {}
     for vocabulary, line in iter_vocabulary_lines(s.body):
-        if not FAILURE.search(line):  # the line itself reports the failure; words elsewhere in a log do not count
+        if not _LINE_FAILURE.search(line):  # the line itself reports the failure (a warning does not)
             continue
         found.setdefault(vocabulary.category, []).append(line)
         sources[vocabulary.category] = vocabulary.source

@@ -358,6 +358,7 @@ FORMS: tuple[Form, ...] = (
         "fp8_blockscale_gemm_kernel.cuh",
         "NVlabs/cuda-oxide:crates/cuda-host/src/ltoir.rs",
         any_of=("sm", "compute_", "wgmma", "tcgen05", "setmaxnreg", "umma", "tmem"),
+        alone=False,
     ),
     _f(
         # a check's own statement of what it needs or refuses, which is the failure itself: "Compute capability must be
@@ -369,8 +370,8 @@ FORMS: tuple[Form, ...] = (
         "capability-guard",
         rf"{_HW}\s+(?:must|should|needs?\s+to)\s+be\s+(?:>=|≥|>|at least|greater|higher|newer)"
         r"|\brequires?\s+(?:an?\s+)?(?:SM|sm|CC|cc|compute capability|capability|arch)\s*(?:>=|≥|>)\s*\d"
-        r"|\b(?:device\s+)?(?:major|minor|compute capability|capability|sm|arch)(?:\s+version)?\s+(?:should|must)"
-        r"\s+be\s+(?:in|one of|>=|≥|>|at least)\b[^\n]{0,30}?\bbut\s+(?:got|found|is|was)\b"
+        r"|\b(?:device\s+major|device\s+minor|compute capability|capability|sm)(?:\s+version)?\s+(?:should|must)"
+        r"\s+be\s+(?:in\b|one of\b|>=|≥|>|at least\b)[^\n]{0,30}?\bbut\s+(?:got|found|is|was)\b"
         r"|\b(?:arch(?:itecture)?|SM|sm)\s*[=:]?\s*\d{2,4}\s+(?:is\s+)?(?:not supported|unsupported)\b",
         2.0,
         *_GUARDS,
@@ -637,6 +638,7 @@ FORMS: tuple[Form, ...] = (
         "NVIDIA/warp:warp/_src/context.py",
         "ginkgo-project/ginkgo:cmake/Modules/CudaArchitectureSelector.cmake",
         any_of=("nvcc", "cuda", "ctk", "not a valid"),
+        alone=False,
     ),
     # -- driver-too-old: the runtime needs a newer driver (COMPAT_DOC) ------------------------------------------
     _f(
@@ -692,6 +694,7 @@ FORMS: tuple[Form, ...] = (
         all_of=("driver",),
         any_of=("cuda", "insufficient", "driver version", "driver supports"),
         veto=_NO_DRIVER,
+        alone=False,
     ),
     # -- ptx-too-new-for-driver: PTX of a newer ISA than the driver's JIT (COMPAT_DOC) ------------------------------
     _f(
@@ -751,22 +754,23 @@ FORMS: tuple[Form, ...] = (
         r"(?:support\s+)?(?:CUDA|GPU)\b"
         r"|\b(?:CUDA|GPU|ROCm|HIP)(?:\s+\w+)?\s+(?:is\s+)?(?:not\s+(?:enabled|linked|included|compiled)|disabled)\s+(?:in|into)\s+"
         r"(?:this|the)\s+build\b"
-        r"|\bCUDA\s+(?:module|backend|kernels?)\s+(?:is\s+|are\s+)?not\s+(?:compiled|built)\b"
+        r"|\bCUDA\s+(?:module|backend|kernels?)\s+(?:is\s+|are\s+)?not\s+(?:compiled|built)\b(?!\s+for\b)"
         r"|\bCUDA extension is not available \(not built\b"
-        r"|\bin\s+(?:a\s+)?CPU[- _]only\s+[A-Z]\w+"
-        r"|(?<![\w-])-D\w*(?:CUDA|GPU)\w*\s*=\s*(?:OFF|FALSE|0)\b"
+        r"|\bin\s+(?:a\s+)?CPU[- _]only\s+(?-i:[A-Z])\w+(?!\s+mode\b)"
+        # a switch named off in a message that says it is needed ("not supported when -DBUILD_CUDA_MODULE=OFF")
+        r"|\bwhen\s+-D\w*(?:CUDA|GPU)\w*\s*=\s*(?:OFF|FALSE|0)\b"
         r"|\b(?:re-?compile|re-?build|re-?link|re-?install)\w*\b[^\n]{0,60}?\b(?:-D)?(?:USE|BUILD|WITH|ENABLE|GGML|LLAMA)_"
         r"\w*CUDA\w*\s*=\s*(?:ON|TRUE|1)\b"
         r"|\b(?:re-?compile|re-?build)\w*\b[^\n]{0,40}?\s--with-cuda\b"
         r"|['\"`]cuda['\"`] feature is not enabled\b|\bfeature\s+['\"`]?cuda['\"`]?\s+(?:is\s+)?not\s+enabled\b"
         r"|\b(?:built|compiled|installed|packaged|shipped)\s+without\s+(?:\w+\s+){0,2}?(?:CUDA|GPU)\s+support\b"
-        r"|\bwithout\s+CUDA(?:\s+or\s+\w+)?\s+support\b"
+        r"|\bcannot use GPU\b[^\n]{0,60}?\bwithout\s+CUDA(?:\s+or\s+\w+)?\s+support\b"
         r"|\bmultiple\s+\w+\s+(?:packages|distributions|installations)\s+(?:are\s+)?installed\b"
         # the framework built for another CUDA major than the code needs: "the installed torch was built for CUDA
         # 12.8" (FlashInfer), "Please install pytorch with CUDA 12.x support" (torch_tensorrt), "Install a CUDA-13
         # torch build"
         r"|\binstalled\s+(?:torch|pytorch|jax\w*|tensorflow|paddle\w*)\s+(?:was\s+)?built\s+for\s+CUDA\s*\d+"
-        r"|\b(?:re)?install\s+(?:a\s+)?(?:pytorch|torch|jax\w*|tensorflow|paddle\w*)\s+(?:build\s+)?with\s+CUDA\s*\d+"
+        r"|\bplease\s+(?:re)?install\s+(?:a\s+)?(?:pytorch|torch|jax\w*|tensorflow|paddle\w*)\s+(?:build\s+)?with\s+CUDA\s*\d+"
         r"|\b(?:re)?install\s+a\s+CUDA[- ]?\d+(?:\.\w+)?\s+(?:pytorch|torch|jax\w*|tensorflow|paddle\w*)\s+build\b",
         2.0,
         *_CPU_BUILDS,
@@ -1078,7 +1082,7 @@ FORMS: tuple[Form, ...] = (
         # GPU architecture", chaiNNer's TensorRT loader)
         "a mixed host refused, or an artefact for another GPU",
         "mixed-gpu",
-        r"\b(?:heterogene\w+|mixed|different)\s+(?:\w+\s+){0,2}?(?:GPUs?|devices|cards)\s+(?:are\s+|is\s+)?"
+        r"\b(?:heterogene\w+|mixed)\s+(?:\w+\s+){0,2}?(?:GPUs?|devices|cards)\s+(?:are\s+|is\s+)?"
         r"(?:not supported|unsupported)\b"
         r"|\b(?:built|compiled|created|generated|serialized)\b[^\n]{0,60}?\bfor\s+(?:a\s+|another\s+)?"
         r"(?:different|another|other)\s+(?:GPU|device|card)(?:\s+(?:architecture|model))?\b",

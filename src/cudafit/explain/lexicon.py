@@ -13,9 +13,9 @@ them, not from any one emitter:
 * capability-guard -- the Programming Guide's compute capabilities: a library refusing a GPU below what it needs.
 * device-mismatch -- operands of one operation on two devices (PyTorch's CUDA semantics, the other frameworks alike).
 
-A line is read only where every kind is on it, and only when nothing else in the text matched and no unrelated
-failure (out of memory, an illegal address, ...) is named; the finding is the weakest a reading gives (the minimum
-score), below a form's and an emitter's own.
+A line is read only where every kind is on it and the line itself reports a failure, and only when nothing else in
+the text matched and no unrelated failure (out of memory, an illegal address, ...) is named; the finding starts at
+the minimum score (classify raises it a point above weaker matches, as every rule that decides does).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ TORCH_CUDA_SEMANTICS = "https://pytorch.org/docs/stable/notes/cuda.html"
 _GENERATIONS = r"Kepler|Maxwell|Pascal|Volta|Turing|Ampere|Ada|Lovelace|Hopper|Blackwell"
 # A compute capability, an SM or a GPU generation (not a bare "GPU": every CUDA message names one).
 _HARDWARE = (
-    rf"\bcompute[ _-]?capabilit(?:y|ies)\b|\bcompute[ _]cap\b|\bCUDA capability\b|\bcapability\b|\bcc\s*[<>=:]?\s*\d|"
+    rf"\bcompute[ _-]?capabilit(?:y|ies)\b|\bcompute[ _]cap\b|\bCUDA capability\b|\bcc\s*(?:[<>=:]\s*|\s)\d\.?\d\b|"
     rf"\bsm[_ ]?\d{{2,3}}[af]?\b|\bSM\s?\d{{1,3}}(?:\.\d)?\b|\bsm\s*(?:version|arch)\b|\bGPU arch(?:itecture)?s?\b|"
     rf"\b(?:{_GENERATIONS})\b"
 )
@@ -56,7 +56,7 @@ _COMPILER = (
     r"\bnvcc\b|\bptxas\b|\bnvrtc\b|\bnvlink\b|\bNVVM\b|\bLLVM\b|\bclang\b|\bNVPTX\b|\bCUDA (?:toolkit|compiler)\b|"
     r"\btoolkit\b|\bcompiler\b"
 )
-_TARGET = r"\bsm_?\d{2,3}[af]?\b|\bcompute_\d{2,3}[af]?\b|\bgpu-(?:name|architecture|code)\b|\barch(?:itecture)?\b"
+_TARGET = r"\bsm_?\d{2,3}[af]?\b|\bcompute_\d{2,3}[af]?\b|\bgpu-(?:name|architecture|code)\b|\bGPU arch(?:itecture)?\b"
 _REFUSES_TARGET = (
     r"\bunsupported\b|\bnot supported\b|\bunknown\b|\binvalid\b|\bnot defined\b|\bnot recogni[sz]ed\b|"
     r"\bdoes(?: not|n'?t) (?:support|know|recogni[sz]e)\b|\bcannot (?:compile|target|generate)\b|\btoo old\b"
@@ -67,15 +67,14 @@ _DEVICES = (
 )
 _APART = (
     r"\bsame device\b|\bdifferent devices?\b|\bdevice mismatch\b|\bmismatch(?:ed)? devices?\b|"
-    r"\bon (?:the )?wrong device\b|\bnot on (?:the )?(?:same|expected|correct) device\b|"
-    r"\bexpected [^\n]{0,40}\bdevice\b[^\n]{0,40}\b(?:got|found)\b"
+    r"\bon (?:the )?wrong device\b|\bnot on (?:the )?(?:same|expected|correct) device\b"
 )
 # No driver at all, a host shared memory, a package not installed: what these words also appear in and is none of
 # the categories.
 _NOT_THE_CATEGORY = re.compile(
     r"\b(?:could not|cannot|can'?t|failed to|unable to) (?:open|load|find) (?:the )?libcuda|"
     r"\bdriver(?: version)?:? 0\.0\b|\bno (?:NVIDIA |CUDA )?driver\b|\bNo module named\b|/dev/shm|"
-    r"\bdriver (?:is )?not (?:loaded|found|installed)\b",
+    r"\bdriver (?:is )?not (?:loaded|found|installed)\b|Driver/library version mismatch",
     re.I,
 )
 
@@ -97,8 +96,9 @@ def _kinds(*patterns: str) -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(p, re.I) for p in patterns)
 
 
-# In precedence order: a line that names a compiler and a target is the toolchain's even where it says "requires";
-# one that names the driver and a version the driver's; a capability line otherwise.
+# In precedence order: a line that names a compiler, a target and a refusal is the toolchain's; one that names the
+# driver, a version and a comparison the driver's; a capability line otherwise (never one naming a compiler or the
+# driver).
 VOCABULARIES: tuple[Vocabulary, ...] = (
     Vocabulary("jit-toolchain-too-old", _kinds(_COMPILER, _TARGET, _REFUSES_TARGET), NVCC_ARCH),
     Vocabulary(

@@ -248,7 +248,8 @@ def _nvrtc(g: Ground) -> bool:
 # A build script's or JIT's own check of the toolkit it needs: "requires NVCC 12.9 or higher", "requires CUDA 12.9
 # or newer", 'requires CUDA toolkit 12.9 or higher'.
 _TOOLKIT_STATED = re.compile(
-    r"\brequires?\s+(?:NVCC|nvcc|CUDA(?:\s+toolkit)?|CTK)\s*(\d{1,2}\.\d)\s*(?:\+|or\s+(?:higher|newer|later|above))"
+    r"\brequires?\s+(?:NVCC|CUDA(?:\s+toolkit)?|CTK)\s*([0-9]{1,2}\.[0-9])\s*(?:\+|or\s+(?:higher|newer|later|above))",
+    re.I,
 )
 
 
