@@ -56,6 +56,7 @@ from cudafit.explain.catalogue import (
 from cudafit.explain.evidence import Evidence, Facts
 from cudafit.explain.extract import CUDA_ERRORS, arch_number, clean, extract_facts
 from cudafit.explain.forms import (
+    AF_DOC,
     BEST_PRACTICES,
     BUILD_FORM_NAME,
     BUILT_ON_A_GPU_RUN_ON_ANOTHER,
@@ -1046,7 +1047,7 @@ _FORM_ORDER = (
     "device-mismatch",
 )
 _FORM_CAP = 2.5  # a form's finding stays below an emitter's own message (weight 3-4): confidence 0.62 at most
-_AF_FORM = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#feature-availability"
+_AF_FORM = AF_DOC
 _AF_FORM_NAME, _MIXED_FORM_NAME = "an a/f target beside a failure", "GPUs of two compute capabilities beside a failure"
 
 

@@ -53,12 +53,13 @@ COMPAT_DOC = "https://docs.nvidia.com/deploy/cuda-compatibility/index.html"
 # CUDA_DEVICE_ORDER and CUDA_CACHE_MAXSIZE: the environment variables section.
 _ENV_VARS = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars"
 # No driver at all (libcuda cannot be opened, a stub loaded, version 0.0): not one that is too old.
-_NO_DRIVER = (
+NO_DRIVER = (
     r"\b(?:could not|cannot|can'?t|failed to|unable to) (?:open|load|find) (?:the )?libcuda|"
     r"\blibcuda\.so[.\d]*:? (?:cannot open|not found|no such file)|\bstub (?:library|libcuda)\b|"
     r"CUDA_ERROR_STUB_LIBRARY|\bdriver(?: version)?:? 0\.0\b|\bno (?:NVIDIA |CUDA )?driver\b"
 )
-_AF_DOC = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#feature-availability"
+TORCH_CUDA_SEMANTICS = "https://pytorch.org/docs/stable/notes/cuda.html"
+AF_DOC = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#feature-availability"
 # The name of classify's form of the facts that judges a report's build flags against the GPUs it names (explain's
 # grounders tailor the fix to it).
 BUILD_FORM_NAME = "build flags without code for a GPU the report names"
@@ -251,7 +252,7 @@ _PTX_NEW = (
 # Frameworks' own checks that the operands of one operation live on one device (each says so in its own words).
 _SAME_DEVICE = (
     # "cross-GPU operations are not allowed by default ... all operands on the same device" (PyTorch, CUDA semantics)
-    "https://pytorch.org/docs/stable/notes/cuda.html",
+    TORCH_CUDA_SEMANTICS,
     "isl-org/Open3D:cpp/open3d/core/kernel/BinaryEW.cpp",
     "dmlc/dgl:include/dgl/aten/macro.h",
     "apache/tvm:src/runtime/tensor.cc",
@@ -353,7 +354,7 @@ FORMS: tuple[Form, ...] = (
         r"|\b(?:emitted|built|compiled)\s+for\s+sm_?(\d{2,3})[af]\s+(?:on|to)\s+sm_?(?!\1\b)\d{2,3}\b"
         r"|\b(?:wgmma|tcgen05|setmaxnreg|UMMA|TMEM)\b[^\n]{0,20}?\b(?:requires?|needs?)\b",
         2.0,
-        _AF_DOC,
+        AF_DOC,
         "flashinfer-ai/flashinfer:csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/fp8_blockscale_gemm/"
         "fp8_blockscale_gemm_kernel.cuh",
         "NVlabs/cuda-oxide:crates/cuda-host/src/ltoir.rs",
@@ -657,7 +658,7 @@ FORMS: tuple[Form, ...] = (
         alone=False,
         all_of=("driver",),
         # no driver at all (libcuda cannot be opened, a stub loaded, version 0.0): not one that is too old
-        veto=_NO_DRIVER,
+        veto=NO_DRIVER,
     ),
     _f(
         # A driver API entry point libcuda does not export (cuCtxCreate_v4, cuMemAllocAsync): bindings that link the
@@ -693,7 +694,7 @@ FORMS: tuple[Form, ...] = (
         "m4rs-mt/ILGPU:Src/ILGPU/Runtime/Cuda/CudaAccelerator.cs",
         all_of=("driver",),
         any_of=("cuda", "insufficient", "driver version", "driver supports"),
-        veto=_NO_DRIVER,
+        veto=NO_DRIVER,
         alone=False,
     ),
     # -- ptx-too-new-for-driver: PTX of a newer ISA than the driver's JIT (COMPAT_DOC) ------------------------------

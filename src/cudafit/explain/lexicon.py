@@ -24,12 +24,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from cudafit.explain.forms import COMPAT_DOC, NO_DRIVER, NVCC_ARCH, PG_CC, TORCH_CUDA_SEMANTICS
+
 __all__ = ["VOCABULARIES", "Vocabulary", "iter_vocabulary_lines"]
 
-COMPAT_DOC = "https://docs.nvidia.com/deploy/cuda-compatibility/index.html"
-NVCC_ARCH = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#gpu-feature-list"
-PG_CC = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#compute-capabilities"
-TORCH_CUDA_SEMANTICS = "https://pytorch.org/docs/stable/notes/cuda.html"
 
 _GENERATIONS = r"Kepler|Maxwell|Pascal|Volta|Turing|Ampere|Ada|Lovelace|Hopper|Blackwell"
 # A compute capability, an SM or a GPU generation (not a bare "GPU": every CUDA message names one).
@@ -69,12 +67,11 @@ _APART = (
     r"\bsame device\b|\bdifferent devices?\b|\bdevice mismatch\b|\bmismatch(?:ed)? devices?\b|"
     r"\bon (?:the )?wrong device\b|\bnot on (?:the )?(?:same|expected|correct) device\b"
 )
-# No driver at all, a host shared memory, a package not installed: what these words also appear in and is none of
-# the categories.
+# No driver at all (the driver forms' veto), a host shared memory, a package not installed, NVML's kernel-module
+# mismatch: what these words also appear in and is none of the categories.
 _NOT_THE_CATEGORY = re.compile(
-    r"\b(?:could not|cannot|can'?t|failed to|unable to) (?:open|load|find) (?:the )?libcuda|"
-    r"\bdriver(?: version)?:? 0\.0\b|\bno (?:NVIDIA |CUDA )?driver\b|\bNo module named\b|/dev/shm|"
-    r"\bdriver (?:is )?not (?:loaded|found|installed)\b|Driver/library version mismatch",
+    NO_DRIVER + r"|\bNo module named\b|/dev/shm|\bdriver (?:is )?not (?:loaded|found|installed)\b|"
+    r"Driver/library version mismatch",
     re.I,
 )
 
