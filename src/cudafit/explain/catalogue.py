@@ -1791,6 +1791,10 @@ SOURCE_PROJECTS: dict[str, str] = {
     "fireice-uk/xmr-stak": "xmr-stak",
     "opencv/opencv": "opencv",
     "huggingface/accelerate": "accelerate",
+    "kvcache-ai/ktransformers": "ktransformers",
+    "rapidsai/rmm": "rmm",
+    "unslothai/unsloth": "unsloth",
+    "LostRuins/koboldcpp": "koboldcpp",
 }
 
 

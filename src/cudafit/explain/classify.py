@@ -1040,6 +1040,8 @@ _FORM_ORDER = (
     "driver-too-old",
     "ptx-too-new-for-driver",
     "wrong-framework-build",
+    "toolkit-mismatch",
+    "extension-abi-mismatch",
     "ptx-jit-lower-arch",
     "capability-guard",
     "mixed-gpu",

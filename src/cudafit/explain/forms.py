@@ -60,6 +60,9 @@ NO_DRIVER = (
 )
 TORCH_CUDA_SEMANTICS = "https://pytorch.org/docs/stable/notes/cuda.html"
 AF_DOC = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#feature-availability"
+# A package's compiled part is built for one version of what it links against, and ships with it (PyPA, "Packaging
+# binary extensions"): a missing compiled part, or one of another version, is a build problem, not the GPU's.
+BINARY_EXTENSIONS = "https://packaging.python.org/en/latest/guides/packaging-binary-extensions/"
 # The name of classify's form of the facts that judges a report's build flags against the GPUs it names (explain's
 # grounders tailor the fix to it).
 BUILD_FORM_NAME = "build flags without code for a GPU the report names"
@@ -168,7 +171,12 @@ FAILURE = re.compile(
     r"cannot (?:run|load|launch)|"
     r"can'?t (?:run|load|launch|use)|unable to (?:run|load|launch|use)|cannot use|broken|breaks?|broke|garbage|hangs?|"
     r"unavailable)\b"
-    r"|\[bug\]",
+    r"|\[bug\]"
+    # a program that changes course because of what it found ("Will change to float16", "falling back to the
+    # driver", "tma_load will be set to False"): a runtime message, not a document's statement
+    r"|\bfall(?:s|ing)?\s+back\b|\bfallback to\b|\bwill (?:change|switch|be set) to\b"
+    # the severity tags of TensorRT's logger ("[E] [TRT] ...") and glog ("E1127 13:49:06.74 ... file.cc:565]")
+    r"|(?m:^\W{0,3}\[[EF]\]\s)|(?m:^[EF]\d{4} \d\d:\d\d)",
     re.I,
 )
 # A failure of CUDA code, as a mixed host's report says it: GPUs of two capabilities and this are the mixed-gpu form.
@@ -315,7 +323,7 @@ MIXED_HOST_STATED = (
     r"|\bdifferent\s+GPUs\s+(?:available|installed|present|attached|in\s+(?:the|one|a|my|our)\s+"
     r"(?:system|machine|host|server|box|node|computer|pc))\b"
     r"|\bmixed[- ](?:GPU|card)s?\s+(?:setup|system|host|machine|server|node|configuration|environment)\b"
-    r"|\bheterogene\w+\s+(?:GPUs|cards|nodes?|cluster|setup|system|machine|host)\b"
+    r"|\bheterogene\w+\s+(?:GPUs|GPU\s+(?:types|models|kinds)|cards|nodes?|cluster|setup|system|machine|host)\b"
 )
 
 # Code that runs and misbehaves, and PTX of a named lower arch: a virtual arch ("compute_61"), "PTX for sm_52".
@@ -370,7 +378,9 @@ FORMS: tuple[Form, ...] = (
         "a capability check's own statement",
         "capability-guard",
         rf"{_HW}\s+(?:must|should|needs?\s+to)\s+be\s+(?:>=|≥|>|at least|greater|higher|newer)"
-        r"|\brequires?\s+(?:an?\s+)?(?:SM|sm|CC|cc|compute capability|capability|arch)\s*(?:>=|≥|>)\s*\d"
+        # ("requires CUDA_ARCH >= 8.0": a kernel stub compiled below the arch it needs, ktransformers' Marlin)
+        r"|\brequires?\s+(?:an?\s+)?(?:SM|sm|CC|cc|compute capability|capability|arch|(?:__)?CUDA_ARCH(?:__)?)\s*"
+        r"(?:>=|≥|>)\s*\d"
         r"|\b(?:device\s+major|device\s+minor|compute capability|capability|sm)(?:\s+version)?\s+(?:should|must)"
         r"\s+be\s+(?:in\b|one of\b|>=|≥|>|at least\b)[^\n]{0,30}?\bbut\s+(?:got|found|is|was)\b"
         r"|\b(?:arch(?:itecture)?|SM|sm)\s*[=:]?\s*\d{2,4}\s+(?:is\s+)?(?:not supported|unsupported)\b",
@@ -508,7 +518,9 @@ FORMS: tuple[Form, ...] = (
         rf"(?:\b{_DEVICE}\b|{_HW}|\barch)"
         rf"|\b(?:{_DEVICE})(?:\s*\([^)\n]{{1,40}}\))?\s+(?:does(?: not|n'?t)|cannot|can'?t)\s+(?:support|handle|run)\s+"
         rf"(?:\w+\s+)?{_FEATURE}\b"
-        rf"|\b{_FEATURE}\b[^\n]{{0,30}}?\b(?:is|are)\s+not\s+supported\b",
+        rf"|\b{_FEATURE}\b[^\n]{{0,30}}?\b(?:is|are)\s+not\s+supported\b"
+        # "this GPU has no bfloat16 support" (Unsloth)
+        rf"|\b(?:{_DEVICE})\s+has\s+no\s+{_FEATURE}\s+support\b",
         2.0,
         *_GUARDS,
         alone=False,
@@ -1146,6 +1158,195 @@ FORMS: tuple[Form, ...] = (
         2.0,
         *_SAME_DEVICE,
         any_of=("same device", "different", "mismatch", "device type", "expected", "must be on"),
+    ),
+    # -- session 11, the deep round's families (tests/fixtures/explain_emitters, third-tune half) -------------------
+    _f(
+        # a package whose compiled part is absent from the install: "apex.optimizers.FusedAdam requires cuda
+        # extensions", "Apex was installed without --cpp_ext --cuda_ext", "Need to compile C++ extensions to use all
+        # xFormers features", "did you forget to build xformers", "detectron2 is not compiled successfully", "has not
+        # been built with cuBLASMp support" (TransformerEngine), "NCCL not compiled in ... Recompile with
+        # -DGGML_CUDA_NCCL=ON", "No module named 'amp_C'" -- the build that runs lacks the GPU code
+        "a compiled part missing from the install",
+        "wrong-framework-build",
+        r"\b(?:installed|built|compiled|packaged)\s+without\s+(?:its\s+|the\s+)?(?:--?[\w-]*(?:cuda|cpp|ext)[\w-]*|"
+        r"(?:C\+\+|CUDA|cpp|native|compiled)\s+(?:extensions?|kernels?|ops)\b)"
+        r"|\brequires\s+(?:the\s+)?(?:CUDA|C\+\+|cpp|compiled|native)\s+extensions?\b"
+        r"|\bneeds?\s+to\s+(?:compile|build)\s+(?:the\s+)?(?:C\+\+|CUDA|cpp|native)\s+extensions?\b"
+        r"|\bdid you forget to (?:build|compile)\b"
+        r"|\bnot (?:been )?compiled successfully\b"
+        r"|\b(?:has|have)\s+not\s+been\s+(?:built|compiled)\s+with\s+[\w.+-]+\s+support\b"
+        r"|\bnot compiled in\b[^\n]{0,80}?\b(?:recompile|rebuild)\b"
+        r"|\bNo module named\s+['\"](?:[\w.]+\.)?(?:_C|_ext|amp_C|\w+_cuda|\w+_cuda_ext|\w+_C)['\"]"
+        # koboldcpp's "CuBLAS library file not found. CPU library will be used."
+        r"|\b(?:CUDA|cuBLAS|GPU)\s+(?:\w+\s+){0,2}?not found\b[^\n]{0,40}?\bCPU\s+(?:library|backend|version)\s+"
+        r"will be used\b",
+        2.0,
+        "NVIDIA/apex:apex/optimizers/fused_adam.py",
+        "NVIDIA/apex:apex/multi_tensor_apply/multi_tensor_apply.py",
+        "facebookresearch/xformers:xformers/_cpp_lib.py",
+        "facebookresearch/xformers:xformers/ops/common.py",
+        "facebookresearch/detectron2:detectron2/layers/deform_conv.py",
+        "NVIDIA/TransformerEngine:transformer_engine/common/comm_gemm/comm_gemm.cpp",
+        "ggml-org/llama.cpp:ggml/src/ggml-cuda/ggml-cuda.cu",
+        "LostRuins/koboldcpp:koboldcpp.py",
+        BINARY_EXTENSIONS,
+        any_of=(
+            "without", "extension", "forget", "successfully", "not been", "compiled in", "no module named",
+            "will be used",
+        ),
+    ),
+    _f(
+        # a GPU library shadowed by another copy on the search path: "potentially incompatible library detected in
+        # PATH" (Ollama) -- the build that loads is not the one installed
+        "another copy of a library on the search path",
+        "wrong-framework-build",
+        r"\b(?:potentially\s+)?(?:incompatible|conflicting)\s+(?:\w+\s+)?(?:library|libraries|DLLs?|installations?)\s+"
+        r"(?:detected|found)\s+(?:in|on)\s+(?:the\s+)?(?:PATH|LD_LIBRARY_PATH|PYTHONPATH|sys\.path)\b",
+        2.0,
+        "ollama/ollama:discover/runner.go",
+        "https://learn.microsoft.com/en-us/windows/win32/dlls/dynamic-link-library-search-order",
+        any_of=("path",),
+    ),
+    _f(
+        # a compiled package and the package it was built for, at two versions: "flashinfer-jit-cache version
+        # (0.4.1+cu128) does not match flashinfer version (0.5.2)", "jaxlib version 0.4.30 is newer than and
+        # incompatible with jax version 0.4.26", "jaxlib is version 0.4.23, but this version of jax requires version
+        # >= 0.4.30", "Transformer Engine package version mismatch", ggml's "incompatible API version (backend: 1,
+        # current: 2)", TensorRT-LLM's "different TensorRT-LLM version to build engine and run engine"
+        "a compiled package at another version than its host",
+        "extension-abi-mismatch",
+        r"\b(?!CUDA\b|cuDNN\b|driver\b)[\w-]+\s+version\s*\(?v?\d[\w.+]*\)?\s+(?:does not|doesn't|do not)\s+match\s+"
+        r"(?:the\s+)?(?!CUDA\b|cuDNN\b|driver\b)[\w-]+\s+version\b"
+        r"|\bis newer than and incompatible with\b"
+        r"|\bis version \S+,? but this version of [\w-]+ requires version\b"
+        r"|\bpackage version mismatch\b"
+        r"|\bincompatible API version\b"
+        r"|\bdifferent [\w-]+ versions? to build (?:the\s+)?(?:engine|extension|plugin)s? and (?:to\s+)?run\b"
+        r"|\bbroken [\w.-]+ binary extension\b",
+        2.0,
+        "flashinfer-ai/flashinfer:flashinfer/jit/env.py",
+        "jax-ml/jax:jax/_src/lib/__init__.py",
+        "NVIDIA/TransformerEngine:transformer_engine/common/__init__.py",
+        "ggml-org/llama.cpp:ggml/src/ggml-backend-reg.cpp",
+        "NVIDIA/TensorRT-LLM:cpp/tensorrt_llm/plugins/gptAttentionCommon/gptAttentionCommon.cpp",
+        BINARY_EXTENSIONS,
+        any_of=("match", "incompatible", "mismatch", "requires version", "to build", "binary extension"),
+    ),
+    _f(
+        # a library that refuses, or turns off, a feature for GPU generations it names: "FP8 FMHA cannot be enabled
+        # except on Ada or Hopper Arch",
+        # "Alibi is not supported for FMHA on Volta" (TensorRT-LLM), "Disabling FlashAttention 3 for compute
+        # capability != sm90" (TransformerEngine)
+        "a feature refused for the GPU generations a check names",
+        "capability-guard",
+        rf"\b(?:cannot|can't|can not)\s+be\s+(?:used|enabled|run)\b[^\n]{{0,60}}?\b(?:for|on|except\s+on|with)\s+"
+        rf"(?:\w+\s+){{0,2}}?{_GEN}\b"
+        rf"|\bnot supported\s+for\s+[\w -]{{1,30}}?\s+on\s+{_GEN}\b"
+        rf"|\bDisabl(?:ing|ed?)\b[^\n]{{0,50}}?\bfor\s+(?:compute capability|sm_?\s?\d|SM\s?\d|{_GEN}\b)",
+        2.0,
+        "NVIDIA/TensorRT-LLM:cpp/tensorrt_llm/plugins/gptAttentionCommon/gptAttentionCommon.cpp",
+        "NVIDIA/TransformerEngine:transformer_engine/pytorch/attention/dot_product_attention/utils.py",
+        PG_CC,
+        # each a statement that needs a failure beside it; vLLM's note that it does not use a backend ("INFO: Cannot
+        # use FlashAttention-2 backend for Volta and Turing GPUs") is no failure and not taken
+        alone=False,
+        any_of=("cannot", "can't", "can not", "not supported", "disabl"),
+    ),
+    _f(
+        # a CUDA kernel handed an operand on the other side, or a routine for one side called on the other: "b_q_weight
+        # is not on GPU", "weight tensor is not on GPU!" (detectron2), "Deformable Conv is not supported on CPUs!",
+        # "FlashAttention do not support for CPU" (CTranslate2), "Marlin experts can only be loaded on GPU", ggml's
+        # "layer 0 is assigned to device CUDA0 but the Flash Attention tensor is assigned to device CPU"
+        "an operand or a routine on the wrong side",
+        "device-mismatch",
+        r"\b(?:is|are)\s+not\s+on\s+(?:the\s+)?(?:GPU|CUDA|device)\b"
+        r"|\b(?:is\s+|are\s+)?(?:not supported|unsupported)\s+on\s+CPUs?\b"
+        r"|\bdo(?:es)?\s*(?:not|n't)\s+support\s+(?:for\s+)?CPUs?\b"
+        r"|\bcan only be (?:loaded|run|used|placed|executed) on (?:the\s+)?(?:GPU|CUDA|CPU)s?\b"
+        r"|\bassigned to device \w+ but\b[^\n]{0,60}?\bassigned to device \w+",
+        2.0,
+        "kvcache-ai/ktransformers:archive/csrc/ktransformers_ext/cuda/gptq_marlin/gptq_marlin.cu",
+        "facebookresearch/detectron2:detectron2/layers/csrc/deformable/deform_conv.h",
+        "facebookresearch/detectron2:detectron2/layers/deform_conv.py",
+        "OpenNMT/CTranslate2:src/ops/flash_attention_cpu.cc",
+        "ggml-org/llama.cpp:src/llama-context.cpp",
+        TORCH_CUDA_SEMANTICS,
+        any_of=("not on", "cpu", "can only be", "assigned to device"),
+    ),
+    _f(
+        # a driver API function that the loaded libcuda does not provide, looked up by name: "Could not find CUDA driver
+        # entry point for cuTensorMapEncodeTiled" (TransformerEngine), "Failed to retrieve cuTensorMapEncodeTiled from
+        # libcuda.so.1" (Triton) -- drivers older than the CUDA that added the function lack it
+        "a driver function the loaded driver lacks",
+        "driver-too-old",
+        r"\bdriver entry point (?:for\s+)?['\"`]?cu[A-Z]\w+"
+        r"|\b(?:could not|couldn't|cannot|failed to|unable to)\s+(?:find|retrieve|get|load|resolve|obtain)\s+['\"`]?"
+        r"cu[A-Z]\w+['\"`]?\s+(?:from|in)\s+libcuda\b",
+        2.0,
+        "NVIDIA/TransformerEngine:transformer_engine/common/util/cuda_driver.cpp",
+        "triton-lang/triton:third_party/nvidia/backend/driver.c",
+        "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DRIVER__ENTRY__POINT.html",
+        any_of=("entry point", "libcuda"),
+        veto=NO_DRIVER,
+    ),
+    _f(
+        # a feature the loaded driver is too old for: "cudaMallocAsync not supported with this CUDA driver/runtime
+        # version" (RMM), "cuLinkAddData fails. This is usually caused by stale driver version" (XLA)
+        "a feature the driver is too old for",
+        "driver-too-old",
+        r"\bnot supported (?:with|by) (?:this|the|your|the installed) (?:CUDA )?driver\b"
+        r"|\bstale (?:NVIDIA |CUDA )?driver\b",
+        2.0,
+        "rapidsai/rmm:cpp/include/rmm/mr/device/cuda_async_memory_resource.hpp",
+        "openxla/xla:xla/stream_executor/cuda/cuda_asm_compiler.cc",
+        COMPAT_DOC,
+        all_of=("driver",),
+        veto=NO_DRIVER,
+        alone=False,
+    ),
+    _f(
+        # a library's binaries for one CUDA against the framework's: bitsandbytes' "CUDA VERSION MISMATCH", "No prebuilt
+        # binary for CUDA 12.9, loading CUDA 12.8 instead", "No compatible CUDA binary found at
+        # .../libbitsandbytes_cuda131.so"; Unsloth's "vLLM was built for CUDA 12 but this system has CUDA 13.0"
+        "a library built for another CUDA than the framework's",
+        "toolkit-mismatch",
+        r"\bCUDA version mismatch\b"
+        r"|\bno (?:prebuilt|precompiled|compatible) (?:CUDA )?binar(?:y|ies) (?:for|found)\b[^\n]{0,80}?cuda\s*_?\d"
+        r"|\bbuilt (?:for|with|against) CUDA\s*\d+(?:\.\d+)?,? but (?:this system|torch|PyTorch|the installed \w+) has "
+        r"CUDA\s*\d",
+        2.0,
+        "bitsandbytes-foundation/bitsandbytes:bitsandbytes/cextension.py",
+        "unslothai/unsloth:unsloth/import_fixes.py",
+        "https://pytorch.org/docs/stable/cpp_extension.html",
+        any_of=("mismatch", "binar", "but"),
+        veto=r"\bdriver\b",
+    ),
+    _f(
+        # an artefact keyed by the GPU it was made on, found on another: "Device capability changed, invalidating
+        # cache" (Unsloth's autotune cache)
+        "a cache made for another GPU's capability",
+        "mixed-gpu",
+        r"\b(?:device|GPU)\s+(?:compute\s+)?capability\s+(?:has\s+)?changed\b",
+        2.0,
+        "unslothai/unsloth:unsloth/kernels/moe/autotune_cache.py",
+        *_MIXED,
+        all_of=("changed",),
+    ),
+    _f(
+        # a library with no compiled kernel for the GPU's SM: "No compiled nvfp4 quantization kernel for SM 103.
+        # Recompile with the appropriate CUDA arch." (vLLM), "The trtllm-gen GEMM cubin manifest contains no kernels
+        # runnable on sm120" (FlashInfer)
+        "no compiled kernel for the GPU's SM",
+        "no-kernel-image",
+        r"\bNo compiled [\w -]{1,40}?\bkernels? for (?:SM|sm_?|compute capability)\s?\d"
+        r"|\bno\s+(?:\w+\s+){0,2}?(?:kernels?|cubins?)\s+(?:runnable|compatible|available)\s+(?:on|with|for)\s+"
+        r"(?:sm_?\s?\d|SM\s?\d)"
+        r"|\bRecompile with the appropriate CUDA arch",
+        2.25,
+        "vllm-project/vllm:csrc/quantization/fp4/nvfp4_quant_entry.cu",
+        "flashinfer-ai/flashinfer:csrc/trtllm_gemm_runner.cu",
+        PG_COMPAT,
+        any_of=("compiled", "no ", "recompile"),
     ),
 )
 
