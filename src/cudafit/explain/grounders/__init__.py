@@ -21,6 +21,7 @@ from cudafit.explain.grounders.device import ground_device_mismatch, ground_shar
 from cudafit.explain.grounders.kernels import ground_no_kernel_image
 from cudafit.explain.grounders.toolchain import (
     ground_driver_too_old,
+    ground_extension_abi,
     ground_jit_toolchain,
     ground_ptx_too_new,
     ground_toolkit_mismatch,
@@ -44,6 +45,7 @@ GROUNDERS: dict[str, Grounder] = {
     "device-mismatch": ground_device_mismatch,
     "arch-specific-mismatch": ground_arch_specific,
     "wrong-framework-build": ground_wrong_build,
+    "extension-abi-mismatch": ground_extension_abi,
 }
 
 

@@ -21,6 +21,7 @@ from cudafit.rules.ecosystem import load_ecosystem
 
 __all__ = [
     "ground_driver_too_old",
+    "ground_extension_abi",
     "ground_jit_toolchain",
     "ground_ptx_too_new",
     "ground_toolkit_mismatch",
@@ -387,4 +388,61 @@ def ground_wrong_build(g: Ground) -> Grounded:
         return out
     if g.context.driver is not None:
         _torch_build_for_driver(out, g.context.driver)
+    return out
+
+
+# A package named beside its version in a pairing check's words: "jaxlib version 0.4.30", "flashinfer-jit-cache
+# version (0.4.1+cu128)", "jaxlib is version 0.4.23", "this version of jax requires version >= 0.4.30",
+# "transformer_engine_torch v2.4.0"; words that are no package ("CUDA version", "API version", "this version") are
+# left out.
+_PACKAGE_AT_VERSION = re.compile(
+    r"\b(?P<a>[A-Za-z][\w.-]*)\s+(?:is\s+)?version\s*[(:]?\s*v?(?P<va>\d+\.\d+(?:[.+]?\w+)*)\)?"
+    r"|\b(?P<b>[A-Za-z][\w.-]*)\s+requires\s+version\s*(?:>=|≥)\s*(?P<vb>\d+\.\d+(?:[.+]?\w+)*)"
+    r"|\b(?P<c>[A-Za-z][\w.-]*)\s+v(?P<vc>\d+\.\d+(?:[.+]?\w+)*)\b"
+)
+_NOT_A_PACKAGE = frozenset(
+    {"cuda", "driver", "cudnn", "api", "runtime", "library", "the", "this", "of", "that", "abi", "python", "plugin"}
+)
+
+
+def _packages_at_versions(text: str) -> dict[str, str]:
+    """The packages a message names with their versions, in order, each once (the first version it gives)."""
+    found: dict[str, str] = {}
+    for m in _PACKAGE_AT_VERSION.finditer(text):
+        name = m.group("a") or m.group("b") or m.group("c")
+        version = m.group("va") or m.group("vb") or m.group("vc")
+        if name.lower() not in _NOT_A_PACKAGE:
+            found.setdefault(name, version)
+    return found
+
+
+def ground_extension_abi(g: Ground) -> Grounded:
+    """A compiled part built against another release of what loads it.  The category's own fixes are PyTorch's
+    (an extension's wheel for the installed torch and C++ ABI); a pairing check of another project ("jaxlib version
+    0.4.30 is newer than and incompatible with jax version 0.4.26", FlashInfer's JIT cache, TransformerEngine's
+    packages, a ggml backend plugin's API version) gets its own way out: the two packages from one release."""
+    out = default(g)
+    lines = lines_of(g.ev)
+    if re.search(r"\b(?:torch|pytorch)\b|\bc10\b|_ZN", lines, re.I):
+        return out
+    named = _packages_at_versions(lines)
+    if len(named) >= 2:
+        pairs = ", ".join(f"{name} {version}" for name, version in named.items())
+        out.cause = (
+            f"a compiled package and the package it plugs into are at releases not made for each other ({pairs}): "
+            "their binary interface differs, so the pairing check refuses them"
+        )
+        out.fixes = [
+            f"install {' and '.join(named)} from one release: upgrade (or pin) the older to match the other, e.g. "
+            f"pip install -U {' '.join(named)} (each project's install guide gives the pip names that go together)",
+        ]
+        return out
+    out.cause = (
+        "a compiled part (an extension, a backend plugin, a prebuilt kernel cache or a serialized engine) was built "
+        "against another release of the package that loads it, so the two do not fit"
+    )
+    out.fixes = [
+        "reinstall the package and its compiled part from one release (the message names the part), or rebuild the "
+        "part against the installed package",
+    ]
     return out
