@@ -47,12 +47,20 @@ def top(text: str) -> str:
          "CUDA driver/runtime version", "driver-too-old"),
         ("bitsandbytes library load error: No compatible CUDA binary found at "
          "/usr/lib/python3.12/site-packages/bitsandbytes/libbitsandbytes_cuda131.so", "toolkit-mismatch"),
-        ("Device capability changed, invalidating cache", "mixed-gpu"),
+        ("Device capability changed, invalidating cache\nRuntimeError: failed to load the cached MoE kernel",
+         "mixed-gpu"),
         ("RuntimeError: No compiled cutlass_scaled_mm kernel for SM 75. Recompile with the appropriate CUDA arch.",
          "no-kernel-image"),
         # TensorRT's logger tag is the failure beside a statement of the generations a plugin supports
         ("[E] [TRT] INT8 IO is only supported on Turing, Ampere, Hopper and Blackwell for plugin X",
          "capability-guard"),
+        ("[01/29/2024-11:23:45] [E] [TRT] INT8 IO is only supported on Turing, Ampere, Hopper and Blackwell for "
+         "plugin X", "capability-guard"),
+        ("RuntimeError: flashinfer-jit-cache version (0.4.1+cu128) does not match flashinfer version (0.5.2). Please "
+         "install the same version of both packages.", "extension-abi-mismatch"),
+        ("ImportError: Cannot import 'detectron2._C', therefore 'deform_conv' is not available.",
+         "wrong-framework-build"),
+        ("ModuleNotFoundError: No module named 'amp_C'", "wrong-framework-build"),
     ],
 )
 def test_a_deep_round_family(text: str, category: str) -> None:
@@ -72,6 +80,28 @@ def test_a_deep_round_family(text: str, category: str) -> None:
         "INT8 IO is only supported on Turing, Ampere, Hopper and Blackwell",
         # an unrelated failure that falls back
         "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB; falling back to CPU offload",
+        # a review's neighbours (session 11): ordinary modules, builds without something that is no GPU's, version
+        # pairs of data, the CUDA stack's own versions, notes on running on the CPU, an unsloth cache note, a peer
+        # access note, and lower-case tags
+        "ModuleNotFoundError: No module named 'torch._C'",
+        "ModuleNotFoundError: No module named 'scipy._lib._ccallback_c'",
+        "Python has not been built with SSL support",
+        "error: did you forget to build the docs? run `make html`",
+        "Sphinx extension not compiled successfully",
+        "Checkpoint version 3 does not match model version 2",
+        "ERROR: tokenizer version 0.15 does not match transformers version 4.36",
+        "warning: package version mismatch between numpy and scipy",
+        "Vulkan loader: incompatible API version 1.3",
+        'warnings.warn("FP16 is not supported on CPU; using FP32 instead")',
+        "Running on CPU. Note: 4-bit quantization is not supported on CPU.",
+        "Note: the fused kernels can only be used on GPU.",
+        "WARNING: The model is not on the GPU; generation will be slow.",
+        "Device capability changed, invalidating cache",
+        "Shared memory per block: 48 KB, maximum 99 KB (will be set to 64 KB)",
+        "The CUDA compute cache is at ~/.nv/ComputeCache. Will switch to a new one.",
+        "bf16 is only supported on Ampere and newer; on other GPUs training will switch to fp16.",
+        "Peer access is not supported by this driver. Falling back to host copies.",
+        "f1000 10:00 frames saved\nThis model requires SM 8.0 or newer",
     ],
 )
 def test_a_deep_round_neighbour_stays_unknown(text: str) -> None:
@@ -110,3 +140,26 @@ def test_a_torch_extension_keeps_the_torch_fix() -> None:
     )
     assert finding.category == "extension-abi-mismatch"
     assert "torch" in finding.fixes[0]
+
+
+def test_the_cuda_stack_s_own_versions_are_no_package_pair() -> None:
+    """Two parts of the CUDA stack at two versions are the toolkit's or the driver's business, never a package
+    pairing (extension-abi-mismatch)."""
+    for text in (
+        "Error: CUDA runtime version 12.4 does not match nvcc version 11.8. Please install a matching toolkit.",
+        "cudart version 12.1 does not match the nvcc version 11.8; install the matching packages",
+    ):
+        assert top(text) != "extension-abi-mismatch", text
+
+
+def test_the_version_pair_form_reads_in_linear_time() -> None:
+    """A name's start is where no word or hyphen precedes it: a long hyphenated token is scanned once (a session-11
+    review measured 20 s for 50 KB when every hyphen could start a name)."""
+    import time
+
+    from cudafit.explain.forms import FORMS
+
+    (form,) = [f for f in FORMS if f.name == "a compiled package at another version than its host"]
+    start = time.perf_counter()
+    form.regex.search("a-" * 25_000 + " version")
+    assert time.perf_counter() - start < 0.5

@@ -63,6 +63,8 @@ AF_DOC = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#featu
 # A package's compiled part is built for one version of what it links against, and ships with it (PyPA, "Packaging
 # binary extensions"): a missing compiled part, or one of another version, is a build problem, not the GPU's.
 BINARY_EXTENSIONS = "https://packaging.python.org/en/latest/guides/packaging-binary-extensions/"
+# The CUDA stack's own parts, whose versions are compared by the toolkit and driver categories, not as a package pair.
+_STACK = r"(?:CUDA|cuda\w*|cudart|cuDNN|driver|runtime|nvcc|toolkit|NVML)"
 # The name of classify's form of the facts that judges a report's build flags against the GPUs it names (explain's
 # grounders tailor the fix to it).
 BUILD_FORM_NAME = "build flags without code for a GPU the report names"
@@ -172,11 +174,9 @@ FAILURE = re.compile(
     r"can'?t (?:run|load|launch|use)|unable to (?:run|load|launch|use)|cannot use|broken|breaks?|broke|garbage|hangs?|"
     r"unavailable)\b"
     r"|\[bug\]"
-    # a program that changes course because of what it found ("Will change to float16", "falling back to the
-    # driver", "tma_load will be set to False"): a runtime message, not a document's statement
-    r"|\bfall(?:s|ing)?\s+back\b|\bfallback to\b|\bwill (?:change|switch|be set) to\b"
-    # the severity tags of TensorRT's logger ("[E] [TRT] ...") and glog ("E1127 13:49:06.74 ... file.cc:565]")
-    r"|(?m:^\W{0,3}\[[EF]\]\s)|(?m:^[EF]\d{4} \d\d:\d\d)",
+    # the error and fatal tags of TensorRT's logger, after trtexec's timestamp or not ("[E] [TRT] ...",
+    # "[01/29/2024-11:23:45] [E] [TRT] ..."), in capitals only
+    r"|(?m-i:^\W{0,3}(?:\[[\d/:.\- ]{6,30}\]\s*)?\[[EF]\]\s)",
     re.I,
 )
 # A failure of CUDA code, as a mixed host's report says it: GPUs of two capabilities and this are the mixed-gpu form.
@@ -1163,20 +1163,25 @@ FORMS: tuple[Form, ...] = (
     _f(
         # a package whose compiled part is absent from the install: "apex.optimizers.FusedAdam requires cuda
         # extensions", "Apex was installed without --cpp_ext --cuda_ext", "Need to compile C++ extensions to use all
-        # xFormers features", "did you forget to build xformers", "detectron2 is not compiled successfully", "has not
-        # been built with cuBLASMp support" (TransformerEngine), "NCCL not compiled in ... Recompile with
-        # -DGGML_CUDA_NCCL=ON", "No module named 'amp_C'" -- the build that runs lacks the GPU code
+        # xFormers features", "No such operator xformers::efficient_attention_forward_cutlass", "has not been built
+        # with cuBLASMp support" (TransformerEngine), "NCCL not compiled in ... Recompile with
+        # -DGGML_CUDA_NCCL=ON", "No module named 'amp_C'", "Cannot import 'detectron2._C'" -- the build that runs lacks
+        # the GPU code
         "a compiled part missing from the install",
         "wrong-framework-build",
         r"\b(?:installed|built|compiled|packaged)\s+without\s+(?:its\s+|the\s+)?(?:--?[\w-]*(?:cuda|cpp|ext)[\w-]*|"
         r"(?:C\+\+|CUDA|cpp|native|compiled)\s+(?:extensions?|kernels?|ops)\b)"
         r"|\brequires\s+(?:the\s+)?(?:CUDA|C\+\+|cpp|compiled|native)\s+extensions?\b"
         r"|\bneeds?\s+to\s+(?:compile|build)\s+(?:the\s+)?(?:C\+\+|CUDA|cpp|native)\s+extensions?\b"
-        r"|\bdid you forget to (?:build|compile)\b"
-        r"|\bnot (?:been )?compiled successfully\b"
-        r"|\b(?:has|have)\s+not\s+been\s+(?:built|compiled)\s+with\s+[\w.+-]+\s+support\b"
-        r"|\bnot compiled in\b[^\n]{0,80}?\b(?:recompile|rebuild)\b"
-        r"|\bNo module named\s+['\"](?:[\w.]+\.)?(?:_C|_ext|amp_C|\w+_cuda|\w+_cuda_ext|\w+_C)['\"]"
+        # PyTorch's registry of custom operators: an op library that was not built or not loaded
+        r"|\bNo such operator \w+::\w+"
+        r"|\b(?:has|have)\s+not\s+been\s+(?:built|compiled)\s+with\s+(?:CUDA|GPU|NCCL|NVSHMEM|TensorRT|"
+        r"(?-i:cu[A-Z]\w*))\s+support\b"
+        r"|\bnot compiled in\b[^\n]{0,80}?\b(?:recompile|rebuild)\b[^\n]{0,40}?(?:CUDA|NCCL|GPU)"
+        # a torch extension's compiled module ("detectron2._C", "mmcv._ext", "amp_C", "selective_scan_cuda"),
+        # written as Python names it (case-sensitive); torch's own _C missing is a wrong interpreter or directory
+        r"|\b(?:No module named|Cannot import)\s+['\"](?!torch\._C['\"])(?-i:(?:[\w.]+\.)?(?:_C|_ext)|amp_C|"
+        r"\w+_cuda(?:_ext)?)['\"]"
         # koboldcpp's "CuBLAS library file not found. CPU library will be used."
         r"|\b(?:CUDA|cuBLAS|GPU)\s+(?:\w+\s+){0,2}?not found\b[^\n]{0,40}?\bCPU\s+(?:library|backend|version)\s+"
         r"will be used\b",
@@ -1191,7 +1196,7 @@ FORMS: tuple[Form, ...] = (
         "LostRuins/koboldcpp:koboldcpp.py",
         BINARY_EXTENSIONS,
         any_of=(
-            "without", "extension", "forget", "successfully", "not been", "compiled in", "no module named",
+            "without", "extension", "no such operator", "not been", "compiled in", "no module named", "cannot import",
             "will be used",
         ),
     ),
@@ -1215,12 +1220,14 @@ FORMS: tuple[Form, ...] = (
         # current: 2)", TensorRT-LLM's "different TensorRT-LLM version to build engine and run engine"
         "a compiled package at another version than its host",
         "extension-abi-mismatch",
-        r"\b(?!CUDA\b|cuDNN\b|driver\b)[\w-]+\s+version\s*\(?v?\d[\w.+]*\)?\s+(?:does not|doesn't|do not)\s+match\s+"
-        r"(?:the\s+)?(?!CUDA\b|cuDNN\b|driver\b)[\w-]+\s+version\b"
+        # (a name starts where no word or hyphen precedes it, so the scan stays linear; the CUDA stack's own parts are
+        # no package pair, and the message tells to install packages)
+        rf"(?<![\w-])(?!{_STACK}\b)[\w-]+\s+version\s*\(?v?\d+\.\d+[\w.+]*\)?\s+(?:does not|doesn't|do not)\s+match\s+"
+        rf"(?:the\s+)?(?!{_STACK}\b)[\w-]+\s+version\b(?=[^\n]{{0,120}}?\b(?:install\w*|packages?)\b)"
         r"|\bis newer than and incompatible with\b"
         r"|\bis version \S+,? but this version of [\w-]+ requires version\b"
-        r"|\bpackage version mismatch\b"
-        r"|\bincompatible API version\b"
+        r"|\bpackage version mismatch\b[^\n]{0,40}?\bv?\d+\.\d+"
+        r"|\bfailed to (?:initialize|load) (?:backend|plugin)\b[^\n]{0,200}?\bincompatible (?:API|ABI) version\b"
         r"|\bdifferent [\w-]+ versions? to build (?:the\s+)?(?:engine|extension|plugin)s? and (?:to\s+)?run\b"
         r"|\bbroken [\w.-]+ binary extension\b",
         2.0,
@@ -1231,6 +1238,7 @@ FORMS: tuple[Form, ...] = (
         "NVIDIA/TensorRT-LLM:cpp/tensorrt_llm/plugins/gptAttentionCommon/gptAttentionCommon.cpp",
         BINARY_EXTENSIONS,
         any_of=("match", "incompatible", "mismatch", "requires version", "to build", "binary extension"),
+        veto=r"\bout of memory\b",
     ),
     _f(
         # a library that refuses, or turns off, a feature for GPU generations it names: "FP8 FMHA cannot be enabled
@@ -1248,7 +1256,8 @@ FORMS: tuple[Form, ...] = (
         "NVIDIA/TransformerEngine:transformer_engine/pytorch/attention/dot_product_attention/utils.py",
         PG_CC,
         # each a statement that needs a failure beside it; vLLM's note that it does not use a backend ("INFO: Cannot
-        # use FlashAttention-2 backend for Volta and Turing GPUs") is no failure and not taken
+        # use FlashAttention-2 backend for Volta and Turing GPUs") is not taken: "cannot use" counts as a failure word,
+        # so the form reads only "cannot be used/enabled/run"
         alone=False,
         any_of=("cannot", "can't", "can not", "not supported", "disabl"),
     ),
@@ -1259,9 +1268,13 @@ FORMS: tuple[Form, ...] = (
         # "layer 0 is assigned to device CUDA0 but the Flash Attention tensor is assigned to device CPU"
         "an operand or a routine on the wrong side",
         "device-mismatch",
-        r"\b(?:is|are)\s+not\s+on\s+(?:the\s+)?(?:GPU|CUDA|device)\b"
-        r"|\b(?:is\s+|are\s+)?(?:not supported|unsupported)\s+on\s+CPUs?\b"
-        r"|\bdo(?:es)?\s*(?:not|n't)\s+support\s+(?:for\s+)?CPUs?\b"
+        # (an operand by its kind or its variable name: "the model is not on the GPU" is a note on speed)
+        r"\b(?:tensors?|weights?|inputs?|arrays?|buffers?|params?|parameters?|\w+_\w+)\s+(?:is|are)\s+not\s+on\s+"
+        r"(?:the\s+)?(?:GPU|CUDA|device)\b"
+        # (a routine with no CPU path, not a note that something else is used instead: "FP16 is not supported on
+        # CPU; using FP32 instead")
+        r"|\b(?:is\s+|are\s+)?(?:not supported|unsupported)\s+on\s+CPUs?\b(?![^\n]{0,40}?\b(?:using|use|instead|fall))"
+        r"|\bdo(?:es)?\s*(?:not|n't)\s+support\s+(?:for\s+)?CPUs?\b(?![^\n]{0,40}?\b(?:using|use|instead|fall))"
         r"|\bcan only be (?:loaded|run|used|placed|executed) on (?:the\s+)?(?:GPU|CUDA|CPU)s?\b"
         r"|\bassigned to device \w+ but\b[^\n]{0,60}?\bassigned to device \w+",
         2.0,
@@ -1271,6 +1284,8 @@ FORMS: tuple[Form, ...] = (
         "OpenNMT/CTranslate2:src/ops/flash_attention_cpu.cc",
         "ggml-org/llama.cpp:src/llama-context.cpp",
         TORCH_CUDA_SEMANTICS,
+        # a README's "the fused kernels can only be used on GPU" is a statement: these count beside a failure
+        alone=False,
         any_of=("not on", "cpu", "can only be", "assigned to device"),
     ),
     _f(
@@ -1294,7 +1309,7 @@ FORMS: tuple[Form, ...] = (
         # version" (RMM), "cuLinkAddData fails. This is usually caused by stale driver version" (XLA)
         "a feature the driver is too old for",
         "driver-too-old",
-        r"\bnot supported (?:with|by) (?:this|the|your|the installed) (?:CUDA )?driver\b"
+        r"\bnot supported (?:with|by) (?:this|the|your|the installed) (?:CUDA )?driver(?:/runtime)? version\b"
         r"|\bstale (?:NVIDIA |CUDA )?driver\b",
         2.0,
         "rapidsai/rmm:cpp/include/rmm/mr/device/cuda_async_memory_resource.hpp",
@@ -1331,11 +1346,13 @@ FORMS: tuple[Form, ...] = (
         "unslothai/unsloth:unsloth/kernels/moe/autotune_cache.py",
         *_MIXED,
         all_of=("changed",),
+        # the program handles it (it drops the cache): a report of it counts beside a failure
+        alone=False,
     ),
     _f(
-        # a library with no compiled kernel for the GPU's SM: "No compiled nvfp4 quantization kernel for SM 103.
-        # Recompile with the appropriate CUDA arch." (vLLM), "The trtllm-gen GEMM cubin manifest contains no kernels
-        # runnable on sm120" (FlashInfer)
+        # a library with no compiled kernel for the GPU's SM: vLLM's "No compiled <kernel> for SM <n>. Recompile with
+        # the appropriate CUDA arch.", "The trtllm-gen GEMM cubin manifest contains no kernels runnable on sm120"
+        # (FlashInfer).  vLLM's nvfp4 kernels for SM 10x/12x are a/f code: the catalogue reads those as arch-specific
         "no compiled kernel for the GPU's SM",
         "no-kernel-image",
         r"\bNo compiled [\w -]{1,40}?\bkernels? for (?:SM|sm_?|compute capability)\s?\d"
