@@ -61,6 +61,25 @@ def top(text: str) -> str:
         ("ImportError: Cannot import 'detectron2._C', therefore 'deform_conv' is not available.",
          "wrong-framework-build"),
         ("ModuleNotFoundError: No module named 'amp_C'", "wrong-framework-build"),
+        # the fourth round's tune half
+        ("UserWarning: Torch was not compiled with flash attention. (Triggered internally at sdp_utils.cpp:555.)",
+         "wrong-framework-build"),
+        ("RuntimeError: vllm._flashmla_C is not available, likely was not compiled due to insufficient nvcc version",
+         "wrong-framework-build"),
+        ("RuntimeError: this feature needs a GPU build. Please install the CUDA package of this library.",
+         "wrong-framework-build"),
+        ("ImportError: Found conflicting TensorFlow installations in this environment: tensorflow 2.16.1, "
+         "tensorflow-intel 2.15.0.", "wrong-framework-build"),
+        ("Found that your compiler (g++ == 4.8.5) may be ABI-incompatible with pre-installed Paddle!",
+         "extension-abi-mismatch"),
+        ("UserWarning: All tensors need to be on cuda device. Got query on device: cpu, key on device: cuda:0",
+         "device-mismatch"),
+        ("[ERROR] trt_backend.cc(141)::Init TrtBackend only supports Device::GPU, but now it's Device::CPU.",
+         "device-mismatch"),
+        ("InvalidArgumentError: Currently weightonly linear grad only support arch = 80 or 86.", "capability-guard"),
+        ("[TRT] [E] Assertion failed: smVersion >= kSM_75\nmhaRunner.cu:394\nAborting...", "capability-guard"),
+        ("NOT_FOUND: Couldn't find a suitable version of ptxas. The following locations were considered: "
+         "/usr/local/cuda-11.4/bin/ptxas", "jit-toolchain-too-old"),
     ],
 )
 def test_a_deep_round_family(text: str, category: str) -> None:
@@ -102,6 +121,9 @@ def test_a_deep_round_family(text: str, category: str) -> None:
         "bf16 is only supported on Ampere and newer; on other GPUs training will switch to fp16.",
         "Peer access is not supported by this driver. Falling back to host copies.",
         "f1000 10:00 frames saved\nThis model requires SM 8.0 or newer",
+        # the fourth round's forms' neighbours: a non-GPU module left uncompiled, a statement of supported archs
+        "warning: module foo was not compiled due to a missing dependency",
+        "This kernel only supports SM 80 and SM 86.",
     ],
 )
 def test_a_deep_round_neighbour_stays_unknown(text: str) -> None:

@@ -1795,6 +1795,8 @@ SOURCE_PROJECTS: dict[str, str] = {
     "rapidsai/rmm": "rmm",
     "unslothai/unsloth": "unsloth",
     "LostRuins/koboldcpp": "koboldcpp",
+    "NVIDIA/TensorRT": "tensorrt",
+    "PaddlePaddle/FastDeploy": "fastdeploy",
 }
 
 

@@ -1175,6 +1175,12 @@ FORMS: tuple[Form, ...] = (
         r"|\bneeds?\s+to\s+(?:compile|build)\s+(?:the\s+)?(?:C\+\+|CUDA|cpp|native)\s+extensions?\b"
         # PyTorch's registry of custom operators: an op library that was not built or not loaded
         r"|\bNo such operator \w+::\w+"
+        # "Torch was not compiled with flash attention" (PyTorch's SDPA), vLLM's "vllm._flashmla_C is not available,
+        # likely was not compiled due to ...", "Please use the CUDA package of ..." (ONNX Runtime's own message also
+        # says "Can't allocate memory", whose unrelated word keeps every form away from it)
+        r"|\bwas not compiled with (?:flash[ -]?attention|memory[ -]efficient attention|cuDNN|NCCL|MAGMA|cuSPARSELt)\b"
+        r"|[\w.]*(?:_C|_cuda\w*|_ext)\b[^\n]{0,60}?\b(?:was|were)\s+not\s+compiled\s+(?:due to|because)\b"
+        r"|\bplease (?:use|install) the (?:CUDA|GPU) (?:package|build|version|wheel)\b"
         r"|\b(?:has|have)\s+not\s+been\s+(?:built|compiled)\s+with\s+(?:CUDA|GPU|NCCL|NVSHMEM|TensorRT|"
         r"(?-i:cu[A-Z]\w*))\s+support\b"
         r"|\bnot compiled in\b[^\n]{0,80}?\b(?:recompile|rebuild)\b[^\n]{0,40}?(?:CUDA|NCCL|GPU)"
@@ -1194,10 +1200,13 @@ FORMS: tuple[Form, ...] = (
         "NVIDIA/TransformerEngine:transformer_engine/common/comm_gemm/comm_gemm.cpp",
         "ggml-org/llama.cpp:ggml/src/ggml-cuda/ggml-cuda.cu",
         "LostRuins/koboldcpp:koboldcpp.py",
+        "pytorch/pytorch:aten/src/ATen/native/transformers/cuda/sdp_utils.cpp",
+        "vllm-project/vllm:vllm/v1/attention/ops/flashmla.py",
+        "microsoft/onnxruntime:onnxruntime/python/onnxruntime_pybind_state.cc",
         BINARY_EXTENSIONS,
         any_of=(
             "without", "extension", "no such operator", "not been", "compiled in", "no module named", "cannot import",
-            "will be used",
+            "will be used", "not compiled", "package", "build", "version", "wheel",
         ),
     ),
     _f(
@@ -1206,11 +1215,15 @@ FORMS: tuple[Form, ...] = (
         "another copy of a library on the search path",
         "wrong-framework-build",
         r"\b(?:potentially\s+)?(?:incompatible|conflicting)\s+(?:\w+\s+)?(?:library|libraries|DLLs?|installations?)\s+"
-        r"(?:detected|found)\s+(?:in|on)\s+(?:the\s+)?(?:PATH|LD_LIBRARY_PATH|PYTHONPATH|sys\.path)\b",
+        r"(?:detected|found)\s+(?:in|on)\s+(?:the\s+)?(?:PATH|LD_LIBRARY_PATH|PYTHONPATH|sys\.path)\b"
+        # TensorFlow's "Found conflicting TensorFlow installations in this environment: tensorflow 2.16.1,
+        # tensorflow-intel 2.15.0" (several distributions installing into one directory)
+        r"|\bconflicting\s+[\w-]+\s+installations\b",
         2.0,
         "ollama/ollama:discover/runner.go",
+        "tensorflow/tensorflow:tensorflow/python/platform/self_check.py",
         "https://learn.microsoft.com/en-us/windows/win32/dlls/dynamic-link-library-search-order",
-        any_of=("path",),
+        any_of=("path", "conflicting"),
     ),
     _f(
         # a compiled package and the package it was built for, at two versions: "flashinfer-jit-cache version
@@ -1229,15 +1242,19 @@ FORMS: tuple[Form, ...] = (
         r"|\bpackage version mismatch\b[^\n]{0,40}?\bv?\d+\.\d+"
         r"|\bfailed to (?:initialize|load) (?:backend|plugin)\b[^\n]{0,200}?\bincompatible (?:API|ABI) version\b"
         r"|\bdifferent [\w-]+ versions? to build (?:the\s+)?(?:engine|extension|plugin)s? and (?:to\s+)?run\b"
-        r"|\bbroken [\w.-]+ binary extension\b",
+        r"|\bbroken [\w.-]+ binary extension\b"
+        # a compiler whose C++ ABI differs from the one that built the host: Paddle's custom-op builder, "Found that
+        # your compiler (g++ == 4.8.5) may be ABI-incompatible with pre-installed Paddle!"
+        r"|\bABI[- ]incompatible with\b|\bnot ABI[- ]compatible with\b",
         2.0,
         "flashinfer-ai/flashinfer:flashinfer/jit/env.py",
         "jax-ml/jax:jax/_src/lib/__init__.py",
         "NVIDIA/TransformerEngine:transformer_engine/common/__init__.py",
         "ggml-org/llama.cpp:ggml/src/ggml-backend-reg.cpp",
         "NVIDIA/TensorRT-LLM:cpp/tensorrt_llm/plugins/gptAttentionCommon/gptAttentionCommon.cpp",
+        "PaddlePaddle/Paddle:python/paddle/utils/cpp_extension/extension_utils.py",
         BINARY_EXTENSIONS,
-        any_of=("match", "incompatible", "mismatch", "requires version", "to build", "binary extension"),
+        any_of=("match", "incompatible", "mismatch", "requires version", "to build", "binary extension", "abi"),
         veto=r"\bout of memory\b",
     ),
     _f(
@@ -1276,17 +1293,23 @@ FORMS: tuple[Form, ...] = (
         r"|\b(?:is\s+|are\s+)?(?:not supported|unsupported)\s+on\s+CPUs?\b(?![^\n]{0,40}?\b(?:using|use|instead|fall))"
         r"|\bdo(?:es)?\s*(?:not|n't)\s+support\s+(?:for\s+)?CPUs?\b(?![^\n]{0,40}?\b(?:using|use|instead|fall))"
         r"|\bcan only be (?:loaded|run|used|placed|executed) on (?:the\s+)?(?:GPU|CUDA|CPU)s?\b"
-        r"|\bassigned to device \w+ but\b[^\n]{0,60}?\bassigned to device \w+",
+        r"|\bassigned to device \w+ but\b[^\n]{0,60}?\bassigned to device \w+"
+        # PyTorch's SDPA: "All tensors need to be on cuda device. Got query on device: cpu"; FastDeploy's "TrtBackend
+        # only supports Device::GPU, but now it's Device::CPU"
+        r"|\b(?:all\s+)?tensors?\s+(?:need|needs|must|should)\s+(?:to\s+)?be\s+on\s+(?:a\s+)?(?:cuda|gpu|cpu)\s+device\b"
+        r"|\bonly\s+supports?\s+(?:Device::)?(?:GPU|CPU|CUDA)\b[^\n]{0,30}?\bbut\b[^\n]{0,30}?\b(?:Device::)?(?:CPU|GPU|CUDA)\b",
         2.0,
         "kvcache-ai/ktransformers:archive/csrc/ktransformers_ext/cuda/gptq_marlin/gptq_marlin.cu",
         "facebookresearch/detectron2:detectron2/layers/csrc/deformable/deform_conv.h",
         "facebookresearch/detectron2:detectron2/layers/deform_conv.py",
         "OpenNMT/CTranslate2:src/ops/flash_attention_cpu.cc",
         "ggml-org/llama.cpp:src/llama-context.cpp",
+        "pytorch/pytorch:aten/src/ATen/native/transformers/cuda/sdp_utils.cpp",
+        "PaddlePaddle/FastDeploy:fastdeploy/runtime/backends/tensorrt/trt_backend.cc",
         TORCH_CUDA_SEMANTICS,
         # a README's "the fused kernels can only be used on GPU" is a statement: these count beside a failure
         alone=False,
-        any_of=("not on", "cpu", "can only be", "assigned to device"),
+        any_of=("not on", "cpu", "can only be", "assigned to device", "device"),
     ),
     _f(
         # a driver API function that the loaded libcuda does not provide, looked up by name: "Could not find CUDA driver
@@ -1348,6 +1371,31 @@ FORMS: tuple[Form, ...] = (
         all_of=("changed",),
         # the program handles it (it drops the cache): a report of it counts beside a failure
         alone=False,
+    ),
+    _f(
+        # a check of the SM in the code's own terms, beside its failure: Paddle's "Currently weightonly linear grad only
+        # support arch = 80 or 86", TensorRT's plugins' "Assertion failed: smVersion >= kSM_75"
+        "an SM check in the code's own terms",
+        "capability-guard",
+        r"\bonly\s+supports?\s+(?:arch|sm|SM)\s*(?:=|==|:)?\s*\d{2,3}\b"
+        r"|\b(?:sm|SM|m?SM)(?:_?[Vv]ersion)?\s*(?:>=|>)\s*kSM_\d{2,3}\b",
+        2.0,
+        "PaddlePaddle/Paddle:paddle/phi/kernels/gpu/weight_only_linear_grad_kernel.cu",
+        "NVIDIA/TensorRT:plugin/bertQKVToContextPlugin/mhaRunner.cu",
+        PG_CC,
+        any_of=("only support", "ksm_"),
+        alone=False,
+    ),
+    _f(
+        # a run-time compiler found only in versions too old to use: XLA's "Couldn't find a suitable version of ptxas.
+        # The following locations were considered: /usr/local/cuda-11.4/bin/ptxas, ..."
+        "no compiler of a usable version",
+        "jit-toolchain-too-old",
+        r"\bfind a suitable version of (?:ptxas|nvcc|nvlink)\b",
+        2.0,
+        "openxla/xla:xla/stream_executor/cuda/subprocess_compilation.cc",
+        NVCC_ARCH,
+        any_of=("suitable version",),
     ),
     _f(
         # a library with no compiled kernel for the GPU's SM: vLLM's "No compiled <kernel> for SM <n>. Recompile with
