@@ -29,7 +29,7 @@ FLOORS = {
     "second": 0.59,
     "third-tune": 0.80,
     "third-held": 0.55,
-    "fourth-tune": 0.60,
+    "fourth-tune": 0.74,
     "fourth-held": 0.60,
 }
 
