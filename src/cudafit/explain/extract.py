@@ -41,8 +41,9 @@ __all__ = [
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 # "2026-11-20 10:00:01,123", "[2026-11-20T10:00:01.5Z]", "I1120 10:00:01.123456 1234 file.cc:12]" (glog)
 _TIMESTAMP = re.compile(
-    r"^\s*(?:\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?Z?\]?"
-    r"|[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+\S+\])\s*",
+    # (blanks within the line only: a run of empty lines is not rescanned from each of its starts)
+    r"^[ \t]*(?:\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?Z?\]?"
+    r"|[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+[ \t]+\d+[ \t]+\S+\])[ \t]*",
     re.M,
 )
 # Full-width punctuation that Chinese/Japanese write-ups put around the English message.
@@ -160,7 +161,7 @@ def _cc_of(number: str) -> str:
 # The ways a log numbers a CUDA error; the group that matched says whose numbering (CUresult or cudaError_t).
 _NUMBER_FORMS = re.compile(
     # a log level before a date or a time ("ERROR 08-30 07:32:02") numbers no error: no leading zero, no [-:/]digit
-    r"\b(?:cuda runtime )?error(?:\s+code)?\s*[:=#]?\s*\(?(?P<plain>0|[1-9]\d{0,4})\)?(?![\d.]|[-:/]\d)"
+    r"\b(?:cuda runtime )?error(?:\s+code)?\s*(?:[:=#]\s*)?\(?(?P<plain>0|[1-9]\d{0,4})\)?(?![\d.]|[-:/]\d)"
     r"|\bcode\s*[=:]\s*(?P<code>\d{1,5})\b"
     r"|\b(?:cudaError\w*|CUDA failure|cudaStatus)\s*[(=:]?\s*(?P<runtime>\d{1,5})\b"
     r"|\bCUresult\s*[(=:.]?\s*(?P<driver>\d{1,5})\b"
@@ -512,8 +513,10 @@ _SPOT_ARCH = re.compile(r"[ \t,]{0,2}[(/]?[ \t]*(?:[A-Za-z]+,[ \t]*)?sm_?(\d)(\d
 _SPOT_NOT_OWN = re.compile(r"requir|need|support|minimum|at least|>=|<=|[<>]|or (?:higher|newer|above|later)", re.I)
 # A product-like name that the table may not know, with its compute capability: "nvs-510, cc=3.0".
 _SPOT_NAMED_CC = re.compile(
-    r"\b(?!(?:cuda|cudnn|nvcc|torch|python|gcc|clang|driver|version|sm|compute)\b|v\d)"
-    r"([A-Za-z][A-Za-z]*[\w\-]*\d[\w\-]*),?[ \t]*\(?cc[ \t]*[=:][ \t]*(\d{1,2}\.\d)(?!\d)",
+    # (a name starts where no word or hyphen precedes it and is at most 41 characters, so a long token -- a base64
+    # blob, a hyphenated id -- is scanned once, not from each of its positions)
+    r"(?<![\w-])(?!(?:cuda|cudnn|nvcc|torch|python|gcc|clang|driver|version|sm|compute)\b|v\d)"
+    r"(?=[A-Za-z][\w\-]{0,40}?\d)([A-Za-z][\w\-]{0,40}),?[ \t]*\(?cc[ \t]*[=:][ \t]*(\d{1,2}\.\d)(?!\d)",
     re.I,
 )
 _SPOT_VENDOR = re.compile(r"(?i)\b(?:nvidia[ \t]+)?(?:geforce|tesla|nvidia)[ \t]+$")
@@ -854,7 +857,9 @@ def iter_operator_names(text: str) -> Iterator[str]:
 
 
 _SOURCE_FILE = re.compile(
-    r"(?<![\w.])((?:[A-Za-z]:)?[\w./~+<>@\-]*?([\w+\-]+\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hxx|inl)))(?![\w./])"
+    # (a path starts where no path character precedes it, and its parts are bounded, so a long token is scanned once)
+    r"(?<![\w./~+<>@\-])((?:[A-Za-z]:)?[\w./~+<>@\-]{0,400}?([\w+\-]{1,200}\.(?:cu|cuh|cpp|cc|cxx|c|h|hpp|hxx|inl)))"
+    r"(?![\w./])"
     r"(?:\s*(?::|, line|: line|,| line=| line)\s*(\d+))?"
 )
 

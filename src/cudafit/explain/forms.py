@@ -383,7 +383,7 @@ FORMS: tuple[Form, ...] = (
         r"(?:>=|≥|>)\s*\d"
         r"|\b(?:device\s+major|device\s+minor|compute capability|capability|sm)(?:\s+version)?\s+(?:should|must)"
         r"\s+be\s+(?:in\b|one of\b|>=|≥|>|at least\b)[^\n]{0,30}?\bbut\s+(?:got|found|is|was)\b"
-        r"|\b(?:arch(?:itecture)?|SM|sm)\s*[=:]?\s*\d{2,4}\s+(?:is\s+)?(?:not supported|unsupported)\b",
+        r"|\b(?:arch(?:itecture)?|SM|sm)\s*(?:[=:]\s*)?\d{2,4}\s+(?:is\s+)?(?:not supported|unsupported)\b",
         2.0,
         *_GUARDS,
         "AMReX-Codes/amrex:Src/Base/AMReX_GpuDevice.cpp",
