@@ -664,9 +664,15 @@ FORMS: tuple[Form, ...] = (
         r"|\bdriver(?: version)?\s*\d{3}(?:\.\d+)*\s*(?:or (?:newer|later|higher|above)|\+)"
         r"|\bdriver\b[^\n]{0,30}?\bis not compatible with\b"
         # "my driver is 470, the wheel needs CUDA 12"
-        r"|\bdriver\b[^\n]{0,20}?\b\d{3}(?:\.\d+)*\b[^\n]{0,60}?\b(?:needs?|requires?)\s+CUDA\s*\d+",
+        r"|\bdriver\b[^\n]{0,20}?\b\d{3}(?:\.\d+)*\b[^\n]{0,60}?\b(?:needs?|requires?)\s+CUDA\s*\d+"
+        # a feature the driver is too old for: "cudaMallocAsync not supported with this CUDA driver/runtime version"
+        # (RMM), "cuLinkAddData fails. This is usually caused by stale driver version" (XLA)
+        r"|\bnot supported (?:with|by) (?:this|the|your|the installed) (?:CUDA )?driver(?:/runtime)? version\b"
+        r"|\bstale (?:NVIDIA |CUDA )?driver\b",
         2.0,
         *_DRIVERS,
+        "rapidsai/rmm:cpp/include/rmm/mr/device/cuda_async_memory_resource.hpp",
+        "openxla/xla:xla/stream_executor/cuda/cuda_asm_compiler.cc",
         alone=False,
         all_of=("driver",),
         # no driver at all (libcuda cannot be opened, a stub loaded, version 0.0): not one that is too old
@@ -675,15 +681,24 @@ FORMS: tuple[Form, ...] = (
     _f(
         # A driver API entry point libcuda does not export (cuCtxCreate_v4, cuMemAllocAsync): bindings that link the
         # versioned entry points of a newer CUDA (cudarc, cust, the runtime's lazy loading) meet a driver older than
-        # that CUDA (CUDA Driver API, versioned entry points; cuGetProcAddress)
+        # that CUDA (CUDA Driver API, versioned entry points; cuGetProcAddress); or one looked up by name: "Could not
+        # find CUDA driver entry point for cuTensorMapEncodeTiled" (TransformerEngine), "Failed to retrieve
+        # cuTensorMapEncodeTiled from libcuda.so.1" (Triton)
         "a driver entry point libcuda lacks",
         "driver-too-old",
         r"\blibcuda\.so(?:\.\d+)*:?\s*undefined symbol:?\s*cu[A-Z]\w+"
-        r"|\bundefined symbol:?\s*cu[A-Z]\w*_v\d\b[^\n]{0,40}?\blibcuda\b",
+        r"|\bundefined symbol:?\s*cu[A-Z]\w*_v\d\b[^\n]{0,40}?\blibcuda\b"
+        r"|\bdriver entry point (?:for\s+)?['\"`]?cu[A-Z]\w+"
+        r"|\b(?:could not|couldn't|cannot|failed to|unable to)\s+(?:find|retrieve|get|load|resolve|obtain)\s+['\"`]?"
+        r"cu[A-Z]\w+['\"`]?\s+(?:from|in)\s+libcuda\b",
         2.25,
         *_DRIVERS,
+        "NVIDIA/TransformerEngine:transformer_engine/common/util/cuda_driver.cpp",
+        "triton-lang/triton:third_party/nvidia/backend/driver.c",
         "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DRIVER__ENTRY__POINT.html",
-        all_of=("undefined symbol",),
+        any_of=("undefined symbol", "entry point", "libcuda"),
+        # no driver at all (libcuda cannot be opened): not one that is too old
+        veto=NO_DRIVER,
     ),
     _f(
         # a program comparing the driver's CUDA version with the one it was built for, in its own words: "Driver does
@@ -1308,38 +1323,7 @@ FORMS: tuple[Form, ...] = (
         TORCH_CUDA_SEMANTICS,
         # a README's "the fused kernels can only be used on GPU" is a statement: these count beside a failure
         alone=False,
-        any_of=("not on", "cpu", "can only be", "assigned to device", "device"),
-    ),
-    _f(
-        # a driver API function that the loaded libcuda does not provide, looked up by name: "Could not find CUDA driver
-        # entry point for cuTensorMapEncodeTiled" (TransformerEngine), "Failed to retrieve cuTensorMapEncodeTiled from
-        # libcuda.so.1" (Triton) -- drivers older than the CUDA that added the function lack it
-        "a driver function the loaded driver lacks",
-        "driver-too-old",
-        r"\bdriver entry point (?:for\s+)?['\"`]?cu[A-Z]\w+"
-        r"|\b(?:could not|couldn't|cannot|failed to|unable to)\s+(?:find|retrieve|get|load|resolve|obtain)\s+['\"`]?"
-        r"cu[A-Z]\w+['\"`]?\s+(?:from|in)\s+libcuda\b",
-        2.0,
-        "NVIDIA/TransformerEngine:transformer_engine/common/util/cuda_driver.cpp",
-        "triton-lang/triton:third_party/nvidia/backend/driver.c",
-        "https://docs.nvidia.com/cuda/cuda-driver-api/group__CUDA__DRIVER__ENTRY__POINT.html",
-        any_of=("entry point", "libcuda"),
-        veto=NO_DRIVER,
-    ),
-    _f(
-        # a feature the loaded driver is too old for: "cudaMallocAsync not supported with this CUDA driver/runtime
-        # version" (RMM), "cuLinkAddData fails. This is usually caused by stale driver version" (XLA)
-        "a feature the driver is too old for",
-        "driver-too-old",
-        r"\bnot supported (?:with|by) (?:this|the|your|the installed) (?:CUDA )?driver(?:/runtime)? version\b"
-        r"|\bstale (?:NVIDIA |CUDA )?driver\b",
-        2.0,
-        "rapidsai/rmm:cpp/include/rmm/mr/device/cuda_async_memory_resource.hpp",
-        "openxla/xla:xla/stream_executor/cuda/cuda_asm_compiler.cc",
-        COMPAT_DOC,
-        all_of=("driver",),
-        veto=NO_DRIVER,
-        alone=False,
+        any_of=("not on", "cpu", "can only be", "device"),
     ),
     _f(
         # a library's binaries for one CUDA against the framework's: bitsandbytes' "CUDA VERSION MISMATCH", "No prebuilt

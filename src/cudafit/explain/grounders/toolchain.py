@@ -394,11 +394,11 @@ def ground_wrong_build(g: Ground) -> Grounded:
 # A package named beside its version in a pairing check's words: "jaxlib version 0.4.30", "flashinfer-jit-cache
 # version (0.4.1+cu128)", "jaxlib is version 0.4.23", "this version of jax requires version >= 0.4.30",
 # "transformer_engine_torch v2.4.0"; words that are no package ("CUDA version", "API version", "this version") are
-# left out.
+# left out.  A name starts where no name character precedes it, so a long token is scanned once.
 _PACKAGE_AT_VERSION = re.compile(
-    r"\b(?P<a>[A-Za-z][\w.-]*)\s+(?:is\s+)?version\s*[(:]?\s*v?(?P<va>\d+\.\d+(?:[.+]?\w+)*)\)?"
-    r"|\b(?P<b>[A-Za-z][\w.-]*)\s+requires\s+version\s*(?:>=|≥)\s*(?P<vb>\d+\.\d+(?:[.+]?\w+)*)"
-    r"|\b(?P<c>[A-Za-z][\w.-]*)\s+v(?P<vc>\d+\.\d+(?:[.+]?\w+)*)\b"
+    r"(?<![\w.-])(?P<a>[A-Za-z][\w.-]*)\s+(?:is\s+)?version\s*[(:]?\s*v?(?P<va>\d+\.\d+(?:[.+]?\w+)*)\)?"
+    r"|(?<![\w.-])(?P<b>[A-Za-z][\w.-]*)\s+requires\s+version\s*(?:>=|≥)\s*(?P<vb>\d+\.\d+(?:[.+]?\w+)*)"
+    r"|(?<![\w.-])(?P<c>[A-Za-z][\w.-]*)\s+v(?P<vc>\d+\.\d+(?:[.+]?\w+)*)\b"
 )
 _NOT_A_PACKAGE = frozenset(
     {"cuda", "driver", "cudnn", "api", "runtime", "library", "the", "this", "of", "that", "abi", "python", "plugin"}
