@@ -3,6 +3,9 @@
 Inputs:
 * ../shared/reference/gpus.csv and compute_capabilities.csv (GPU products and per-CC limits,
   each row with its sources; see ../shared/reference/README.md);
+* scripts/reference/legacy_gpus.csv and legacy_compute_capabilities.csv (this project's own: the GPUs of compute
+  capability 3.5 and below that NVIDIA's legacy list names and the shared table lacks, and the CCs below 3.5, each
+  row with its sources; see scripts/reference/README.md), appended after the shared rows;
 * the toolkit tables below, transcribed from NVIDIA documentation as cited in
   ../shared/docs/fatbin_spec.md §E.3, §E.4 and §E.7 (each table carries its source URL into
   the JSON).
@@ -114,7 +117,7 @@ MINOR_FLOORS = [
     {"toolkit_major": 11, "min_driver": "450", "upper_driver": "525"},
 ]
 # CCs of Tegra (integrated) GPUs: binary compatibility "is not supported for Tegra" (legacy PG 12 §6.1.2).
-TEGRA_CCS = ["5.3", "6.2", "7.2", "8.7", "10.1", "11.0"]
+TEGRA_CCS = ["3.2", "5.3", "6.2", "7.2", "8.7", "10.1", "11.0"]
 TEGRA_SOURCE = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility"
 
 
@@ -122,60 +125,82 @@ def _split(cell: str) -> list[str]:
     return [c.strip() for c in cell.split(";") if c.strip()]
 
 
+def _cc_key(cc: str) -> tuple[int, int]:
+    major, minor = cc.split(".")
+    return int(major), int(minor)
+
+
 def _num(cell: str) -> int | None:
     return int(cell) if cell.strip() else None
 
 
+LEGACY = ROOT / "scripts" / "reference"
+
+
+def _rows(reference: Path, name: str) -> list[dict[str, str]]:
+    """The shared table's rows, then this project's legacy rows (which the shared table lacks)."""
+    rows: list[dict[str, str]] = []
+    for path in (reference / name, LEGACY / f"legacy_{name}"):
+        with open(path, newline="", encoding="utf-8") as fh:
+            rows.extend(csv.DictReader(fh))
+    return rows
+
+
 def build(reference: Path) -> dict[str, dict[str, object]]:
     gpus = []
-    with open(reference / "gpus.csv", newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            gpus.append(
-                {
-                    "name": row["name"],
-                    "aliases": _split(row["aliases"]),
-                    "compute_capability": row["compute_capability"],
-                    "architecture": row["architecture"],
-                    "segment": row["segment"],
-                    "memory_gb": [float(m) for m in _split(row["memory_gb"])],
-                    "sm_count": _num(row["sm_count"]),
-                    "chip": row["chip"],
-                    "verified": row["verified"],
-                    "source": row["source"],
-                }
-            )
+    for row in _rows(reference, "gpus.csv"):
+        gpus.append(
+            {
+                "name": row["name"],
+                "aliases": _split(row["aliases"]),
+                "compute_capability": row["compute_capability"],
+                "architecture": row["architecture"],
+                "segment": row["segment"],
+                "memory_gb": [float(m) for m in _split(row["memory_gb"])],
+                "sm_count": _num(row["sm_count"]),
+                "chip": row["chip"],
+                "verified": row["verified"],
+                "source": row["source"],
+            }
+        )
     ccs = []
-    with open(reference / "compute_capabilities.csv", newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            ccs.append(
-                {
-                    "compute_capability": row["compute_capability"],
-                    "architecture": row["architecture"],
-                    "first_cuda_toolkit": row["first_cuda_toolkit"],
-                    "last_cuda_toolkit": row["last_cuda_toolkit"] or None,
-                    "max_shared_memory_per_block_optin": int(row["max_shared_memory_per_block_optin_bytes"]),
-                    "max_shared_memory_per_sm": int(row["max_shared_memory_per_sm_bytes"]),
-                    "max_static_shared_memory_per_block": int(row["default_static_shared_per_block_bytes"]),
-                    "max_registers_per_thread": int(row["max_registers_per_thread"]),
-                    "registers_per_sm": int(row["registers_per_sm"]),
-                    "max_registers_per_block": int(row["max_registers_per_block"]),
-                    "max_threads_per_block": 1024,
-                    "max_threads_per_sm": int(row["max_threads_per_sm"]),
-                    "max_warps_per_sm": int(row["max_warps_per_sm"]),
-                    "max_blocks_per_sm": int(row["max_blocks_per_sm"]),
-                    "has_arch_specific_variant": row["has_arch_specific_variant"] == "yes",
-                    "family": row["family"] or None,
-                    "runs_family_targets": _split(row["runs_family_targets"]),
-                    "tegra": row["compute_capability"] in TEGRA_CCS,
-                    "source": row["source"],
-                }
-            )
+    for row in sorted(_rows(reference, "compute_capabilities.csv"), key=lambda r: _cc_key(r["compute_capability"])):
+        ccs.append(
+            {
+                "compute_capability": row["compute_capability"],
+                "architecture": row["architecture"],
+                "first_cuda_toolkit": row["first_cuda_toolkit"],
+                "last_cuda_toolkit": row["last_cuda_toolkit"] or None,
+                "max_shared_memory_per_block_optin": int(row["max_shared_memory_per_block_optin_bytes"]),
+                "max_shared_memory_per_sm": int(row["max_shared_memory_per_sm_bytes"]),
+                "max_static_shared_memory_per_block": int(row["default_static_shared_per_block_bytes"]),
+                "max_registers_per_thread": int(row["max_registers_per_thread"]),
+                "registers_per_sm": int(row["registers_per_sm"]),
+                "max_registers_per_block": int(row["max_registers_per_block"]),
+                "max_threads_per_block": int(row.get("max_threads_per_block") or 1024),
+                "max_threads_per_sm": int(row["max_threads_per_sm"]),
+                "max_warps_per_sm": int(row["max_warps_per_sm"]),
+                "max_blocks_per_sm": int(row["max_blocks_per_sm"]),
+                "has_arch_specific_variant": row["has_arch_specific_variant"] == "yes",
+                "family": row["family"] or None,
+                "runs_family_targets": _split(row["runs_family_targets"]),
+                "tegra": row["compute_capability"] in TEGRA_CCS,
+                "source": row["source"],
+            }
+        )
     common = {"schema_version": SCHEMA_VERSION, "as_of": AS_OF}
     return {
-        "gpus.json": {**common, "source": "../shared/reference/gpus.csv (see its README for the keys)", "gpus": gpus},
+        "gpus.json": {
+            **common,
+            "source": (
+                "../shared/reference/gpus.csv and scripts/reference/legacy_gpus.csv (see their READMEs for the keys)"
+            ),
+            "gpus": gpus,
+        },
         "compute_capabilities.json": {
             **common,
-            "source": f"{PG13_CC} Tables 28-32; legacy guides; ../shared/reference/compute_capabilities.csv",
+            "source": f"{PG13_CC} Tables 28-32; legacy guides; ../shared/reference/compute_capabilities.csv; "
+            "scripts/reference/legacy_compute_capabilities.csv",
             "tegra_source": TEGRA_SOURCE,
             "compute_capabilities": ccs,
         },

@@ -16,8 +16,9 @@ from cudafit.rules.engine import Gpu, PreparedFile, Status, arch_runs_on, evalua
 CCS = list(tables.iter_compute_capabilities())
 #: Eras: unknown (the strict rule), CUDA 12.8 (Tegra apart), 13.0 (Thor joins SBSA), 13.2 (Orin too).
 ERAS = (None, CudaVersion(12, 8), CudaVersion(13, 0), CudaVersion(13, 2))
-TEGRA = {ComputeCapability(5, 3), ComputeCapability(6, 2), ComputeCapability(7, 2), ComputeCapability(8, 7),
-         ComputeCapability(10, 1), ComputeCapability(11, 0)}  # fmt: skip
+# Tegra K1 (3.2, Jetson TK1) through Thor.
+TEGRA = {ComputeCapability(3, 2), ComputeCapability(5, 3), ComputeCapability(6, 2), ComputeCapability(7, 2),
+         ComputeCapability(8, 7), ComputeCapability(10, 1), ComputeCapability(11, 0)}  # fmt: skip
 #: NVIDIA's CUDA 13.0 Jetson Thor post (Thor joins the SBSA toolkit, Orin excepted); PyTorch 2.14.1 (Orin, 13.2).
 JOINS = {ComputeCapability(11, 0): CudaVersion(13, 0), ComputeCapability(8, 7): CudaVersion(13, 2)}
 

@@ -33,7 +33,9 @@ def test_limits_match_the_programming_guide() -> None:
     h100 = tables.cc_limits(ComputeCapability(9, 0))
     assert h100 is not None
     assert h100.max_shared_memory_per_block_optin == 232448  # 227 KB
-    assert tables.cc_limits(ComputeCapability(1, 0)) is None
+    g80 = tables.cc_limits(ComputeCapability(1, 0))  # the legacy rows (scripts/reference): 16 KB, 512 threads
+    assert g80 is not None and (g80.max_static_shared_memory_per_block, g80.max_threads_per_block) == (16384, 512)
+    assert tables.cc_limits(ComputeCapability(1, 4)) is None  # no such compute capability
 
 
 def test_driver_ptx_isa_recipe() -> None:

@@ -179,7 +179,7 @@ class GpuMention:
 
 # "SM 120", "sm_103a", "SM_101", "sm120", CuTe DSL's "Arch.sm_121a" (not "sm100_utils", not "kSM_100"),
 # TensorRT-LLM's "sm=103"; a trailing "+" ("SM_120+") is a requirement, not a GPU.
-_SM_MENTION = re.compile(r"(?:(?<![\w.])|(?<=Arch\.))(?:sm|SM)(?:[ _]|=)?(\d{2,3})([af]?)(?![\w+])")
+_SM_MENTION = re.compile(r"(?:(?<![\w.])|(?<=Arch\.))(?:sm|SM)(?:[ _]|=)?(\d{2,3})([af]?)(?![\w+]|\.[\dxX])")
 # "cc=10.3", "CC 12.0", "compute capability 12.1", "Compute Capability: 12.0", "compute_cap = 12.0",
 # "compute capability (12, 0)"; not a minimum ("compute capability 8.0 or higher").
 # "SM10.3", "SM 12.1" (not "SM 10.x")

@@ -28,6 +28,8 @@ from cudafit.explain.grounders.base import (
     plan_command,
 )
 from cudafit.model import ComputeCapability
+from cudafit.rules import tables
+from cudafit.rules.ecosystem import load_ecosystem
 from cudafit.rules.status import Status
 
 __all__ = ["ground_no_kernel_image", "match_kernel_gaps"]
@@ -211,11 +213,36 @@ def _torch_ruled_out(g: Ground) -> bool:
     return bool(g.emitters) and all(e in _NOT_TORCH for e in g.emitters)
 
 
+_CU126 = "cu126"
+
+
 def _pre_turing_torch_fix(cc: ComputeCapability) -> str:
+    """The PyTorch index for a GPU below Turing.  PyTorch's CUDA 12.8+ builds start at sm_75, so from Maxwell on the
+    answer is the CUDA 12.6 index; older GPUs need the newest variant whose toolkit still targets them (the ecosystem
+    table's lowest arch, from the toolkits' release notes: cu118 for Kepler sm_35/37), and below every variant's
+    lowest arch (Kepler sm_30, Fermi, Tesla) no PyTorch index can help: the fix then says which toolkit last targeted
+    the GPU (the compute-capability table) instead of naming an index whose builds cannot run there."""
+    eco = load_ecosystem()
+    variant = next((v for v in eco.cuda_variants if v.name == _CU126), None)
+    if variant is not None and variant.can_target(cc):
+        return (
+            f"compute capability {cc} needs a PyTorch build made with CUDA 12.6 or older (PyTorch's CUDA 12.8+ builds "
+            f"start at sm_75 and CUDA 13 toolkits cannot target it): pip install torch --index-url "
+            f"{PYTORCH_INDEX}cu126 (verify first: cudafit check torch --index-url {PYTORCH_INDEX}cu126 --gpu {cc})"
+        )
+    older = next((v for v in eco.cuda_variants if v.can_target(cc)), None)  # newest CUDA first
+    if older is not None:
+        return (
+            f"compute capability {cc} needs a PyTorch build made with CUDA {older.cuda} or older (newer CUDA toolkits "
+            f"cannot target it): pip install torch --index-url {older.index_url} (verify first: cudafit check torch "
+            f"--index-url {older.index_url} --gpu {cc})"
+        )
+    limits = tables.cc_limits(cc)
+    last = limits.last_cuda_toolkit if limits is not None else None
+    toolkit = f"CUDA {last} was the last toolkit that targets it" if last else "no toolkit in cudafit's table does"
     return (
-        f"compute capability {cc} needs a PyTorch build made with CUDA 12.6 or older (PyTorch's CUDA 12.8+ builds "
-        f"start at sm_75 and CUDA 13 toolkits cannot target it): pip install torch --index-url {PYTORCH_INDEX}cu126 "
-        f"(verify first: cudafit check torch --index-url {PYTORCH_INDEX}cu126 --gpu {cc})"
+        f"no PyTorch CUDA index serves compute capability {cc}: {toolkit}, and every index's builds start above it; "
+        "current PyTorch cannot use this GPU: run on a newer GPU, or on the CPU build"
     )
 
 
