@@ -58,6 +58,12 @@ class Pattern:
     regex: re.Pattern[str]
     weight: float
     source: str
+    written: str = ""  # the pattern as written (``regex`` also reads a space as a wrapped line's newline)
+
+    @property
+    def shown(self) -> str:
+        """The pattern as the catalogue lists it."""
+        return self.written or self.regex.pattern
 
 
 @dataclass(frozen=True)
@@ -75,8 +81,31 @@ class Category:
     vetoes: tuple[Pattern, ...] = ()
 
 
+def _wrappable(rx: str) -> str:
+    """``rx`` with each literal space (outside a character class, not quantified) also matching a newline: a message
+    pasted into an issue or written by a terminal is often wrapped where a space was ("Failed to set the allowed
+    dynamic shared\nmemory size"), and it is the same message.  One character for one, so no pattern gains
+    overlapping runs (linear time is kept)."""
+    out: list[str] = []
+    in_class = escaped = False
+    for i, ch in enumerate(rx):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == " " and rx[i + 1 : i + 2] not in ("?", "*", "+", "{"):
+            out.append("[ \n]")
+            continue
+        out.append(ch)
+    return "".join(out)
+
+
 def _p(rx: str, weight: float, source: str) -> Pattern:
-    return Pattern(re.compile(rx, re.I), weight, source)
+    return Pattern(re.compile(_wrappable(rx), re.I), weight, source, rx)
 
 
 # The emitters, by place.  NVIDIA's closed-source strings cite the documentation that lists them.
@@ -158,6 +187,7 @@ BNB = "bitsandbytes-foundation/bitsandbytes:bitsandbytes/cextension.py"
 XFORMERS = "facebookresearch/xformers:xformers/ops/fmha/common.py"
 FLASH_ATTN = "Dao-AILab/flash-attention:csrc/flash_attn/flash_api.cpp"
 FLASH_ATTN_V1 = "Dao-AILab/flash-attention:csrc/flash_attn/fmha_api.cpp"
+FLASH_ATTN_LAUNCH = "Dao-AILab/flash-attention:csrc/flash_attn/src/flash_fwd_launch_template.h"
 FLASHINFER = "flashinfer-ai/flashinfer:flashinfer/jit/core.py"
 VLLM = "vllm-project/vllm:vllm/platforms/cuda.py"
 VLLM_CONFIG = "vllm-project/vllm:vllm/config/vllm.py"
@@ -202,6 +232,7 @@ MACHETE_BUILD = "vllm-project/vllm:CMakeLists.txt"
 # NVRTC_ERROR_INVALID_OPTION there is an NVRTC older than the GPU.
 HASHCAT_NVRTC = "hashcat/hashcat:src/ext_nvrtc.c"
 LLVM_SUBTARGET = "llvm/llvm-project:llvm/lib/MC/MCSubtargetInfo.cpp"
+LLVM_NVPTX_SUBTARGET = "llvm/llvm-project:llvm/lib/Target/NVPTX/NVPTXSubtarget.cpp"
 CLANG_DRIVER = "llvm/llvm-project:clang/include/clang/Basic/DiagnosticDriverKinds.td"
 # Session 6 (the categories other than the GPU-context ones), each family's emitter:
 # ONNX Runtime's CUDA provider times its first CUDA call, which makes the driver JIT-compile the build's PTX when the
@@ -589,6 +620,10 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"\bbf16 is only supported on A100\+ GPUs", 1, XFORMERS),
             # flash-attn's TORCH_CHECK(is_sm8x || is_sm75) (c10's "Expected X to be true, but got false").
             _p(r"Expected is_sm\d+x?(?:_min)?(?: \|\| is_sm\d+x?)* to be true, but got false", 3, FLASH_ATTN),
+            # flash-attn's kernels print FLASH_UNSUPPORTED_ARCH where __CUDA_ARCH__ < 800: the code that ran was built
+            # for a GPU below the kernels' range, so the GPU it ran on is one (classify: unless the log names a GPU
+            # of 8.0 or newer, which ran such code only by JIT-compiling its PTX).
+            _p(r"requires building with sm version sm\d+-sm\d+, but was built for < ?\d+\.\d", 4, FLASH_ATTN_LAUNCH),
             _p(r"not compiled with any CUDA arch <= \d+", 3, GGML_COMMON),
             # GGML_ASSERT(ggml_cuda_has_arch(cc) && "ggml was not compiled with support for this arch")
             _p(r"ggml was not compiled with support for this arch|ggml_cuda_has_arch\(", 3, GGML_CUDA),
@@ -836,6 +871,10 @@ CATEGORIES: tuple[Category, ...] = (
             # processor for this target (ignoring processor)", "'+ptx87' is not a recognized feature ...".
             _p(r"'sm_\d+[af]?' is not a recognized processor for this target", 3, LLVM_SUBTARGET),
             _p(r"'\+ptx\d+' is not a recognized feature for this target", 2, LLVM_SUBTARGET),
+            # The same back end asked for a PTX ISA older than the target needs (XLA's and clang's pinned ISA on a newer
+            # GPU): "PTX version 8.8 does not support target 'sm_107a'. Minimum required PTX version is 9.4".  The
+            # toolchain's ISA is what is too old, an 'a' target or not.
+            _p(r"PTX version \d+\.\d+ does not support target '?sm_\d+[af]?", 4, LLVM_NVPTX_SUBTARGET),
             # clang's CUDA driver (err_drv_cuda_bad_gpu_arch): "unsupported CUDA gpu architecture: sm_120".
             _p(r"unsupported CUDA gpu architecture: (?:sm|compute)_\d+", 4, CLANG_DRIVER),
             # Triton's ptx_get_version: the ptxas it found predates CUDA 10.
@@ -1808,7 +1847,7 @@ def project_of(source: str) -> str | None:
 def iter_sources() -> list[tuple[str, str, str]]:
     """(category, source, pattern) for every pattern of the catalogue, then for every form of :mod:`.forms` and each
     emitter it generalises: what ``cudafit explain --catalogue`` lists."""
-    rows = [(c.id, p.source, p.regex.pattern) for c in CATEGORIES for p in c.patterns]
+    rows = [(c.id, p.source, p.shown) for c in CATEGORIES for p in c.patterns]
     return rows + list(iter_form_sources())
 
 

@@ -38,6 +38,7 @@ from cudafit.explain.catalogue import (
     FA3_API,
     FA3_BUILD,
     FLASH_ATTN_BWD,
+    FLASH_ATTN_LAUNCH,
     FLASHMLA_BUILD,
     GGML_COMMON,
     KOKKOS_CUDA,
@@ -323,6 +324,24 @@ def _range_check_refusal(s: _Scoring) -> None:
         s.scores["capability-guard"] = (max(score, old[0]) + 1.0, lines + old[1])
     else:
         s.bump("ptx-jit-lower-arch", 1.0)  # it explains an "invalid device function" next to it
+
+
+_FA_UNSUPPORTED_ARCH = re.compile(r"requires building with sm version sm(\d+)-sm\d+, but was built for <", re.I)
+
+
+def _flash_attention_stub_on_a_newer_gpu(s: _Scoring) -> None:
+    """flash-attn's FLASH_UNSUPPORTED_ARCH ("requires building with sm version sm80-sm90, but was built for < 8.0")
+    says the code that ran was compiled for an arch below the kernels' range.  A GPU below the range runs such code as
+    its own (the kernel was dispatched to a GPU it is not for: capability-guard); a GPU in the range runs it only by
+    JIT-compiling PTX of the lower arch (PG_JIT: ptx-jit-lower-arch).  Every GPU the log names at or above the range
+    decides the latter."""
+    m = _FA_UNSUPPORTED_ARCH.search(s.body)
+    if not m or "capability-guard" not in s.scores:
+        return
+    low = int(m.group(1))
+    ccs = [g.compute_capability for g in _gpus_named(s, s.body[: m.start()] + s.body[m.end() :])]  # not its range
+    if ccs and all(cc.major * 10 + cc.minor >= low for cc in ccs):
+        _reclassify(s, "capability-guard", "ptx-jit-lower-arch", [FLASH_ATTN_LAUNCH])
 
 
 def _ggml_stub_of_the_gpus_own_arch(s: _Scoring) -> None:
@@ -1298,6 +1317,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _range_check_refusal,
     _kokkos_compiled_below_the_device,
     _flash_attention_backward_check,
+    _flash_attention_stub_on_a_newer_gpu,
     _ggml_stub_of_the_gpus_own_arch,
     _xformers_capability_beside_other_reasons,
     _stub_library_is_no_old_driver,

@@ -166,7 +166,7 @@ _REFUSED = r"(?:not supported|unsupported|not available|not compatible|incompati
 _REFUSE = rf"(?:{_REFUSED}|only supported|only available)"
 # A report of a failure, in a program's words or a user's.
 FAILURE = re.compile(
-    r"\b(?:error|errors|\w+Error|\w+Exception|\w*Warning|fail(?:s|ed|ure|ing)?|crash(?:es|ed|ing)?|exception|abort(?:s|ed)?|assert(?:ion)?|"
+    r"\b(?:error|errors|\w+Error|\w+Exception|\w*Warning|OutOfResources|fail(?:s|ed|ure|ing)?|crash(?:es|ed|ing)?|exception|abort(?:s|ed)?|assert(?:ion)?|"
     r"dies|died|"
     r"do(?:es)?(?: not|n'?t) (?:work|load|run|start|launch)|not working|only works? (?:if|when)|"
     r"won'?t (?:run|work|start|load)|"
@@ -281,7 +281,8 @@ _JIT_WORDS = (
 SLOW_WORDS = (
     r"(?:\b(?:very |extremely |really )?slow\b|\b\d+(?:-\d+|\+)? ?(?:minut\w*|mins?)\b|\blong (?:time|delay)\b|"
     r"\bdelays?\b|分钟|分間|\bstall(?:s|ed|ing)?\b|\bfreez(?:es|ing)\b|"
-    r"\bfirst (?:run|start|call|time|launch|iteration|inference|epoch)\b|\bstart[- ]?up\b|\bwar[mn][- ]?up\b)"
+    r"\bfirst[- ](?:run|start|call|time|launch|iteration|inference|epoch)\b|\bstart[- ]?up\b|\bwar[mn][- ]?up\b|"
+    r"\btak(?:es?|ing)\s+(?:a\s+(?:long\s+|lot\s+of\s+)?|some\s+|much\s+)?time\b)"
 )
 _TOOL = r"(?:nvcc|ptxas|nvrtc|nvlink|fatbinary|LLVM|clang|NVPTX|cuda[ -]?toolkit|CUDA \d+(?:\.\d+)?|toolkit|compiler)"
 
@@ -761,7 +762,8 @@ FORMS: tuple[Form, ...] = (
         r"|\bdownload\.pytorch\.org/whl/cpu\b"
         r"|\blist_physical_devices\(\s*['\"]GPU['\"]\s*\)[^\n]{0,30}?(?:\[\]|returns? (?:an )?empty|is empty)"
         r"|\bNum GPUs Available:?\s*0\b|\bjax\.devices\(\)[^\n]{0,40}?\bCpu\w*Device\b"
-        r"|\bonly\s+(?:shows?|lists?|has|returns?|finds?|gets?)\s+['\"\[]*CPUExecutionProvider\b",
+        r"|\bonly\s+(?:shows?|lists?|has|returns?|finds?|gets?)\s+['\"\[]*CPUExecutionProvider\b"
+        r"|\bonly\s+['\"`\[]*CPUExecutionProvider['\"`\]]*\s+(?:is|was)\s+(?:available|listed|shown)\b",
         2.0,
         *_CPU_BUILDS,
         any_of=(
@@ -790,6 +792,9 @@ FORMS: tuple[Form, ...] = (
         r"|\b(?:re-?compile|re-?build|re-?link|re-?install)\w*\b[^\n]{0,60}?\b(?:-D)?(?:USE|BUILD|WITH|ENABLE|GGML|LLAMA)_"
         r"\w*CUDA\w*\s*=\s*(?:ON|TRUE|1)\b"
         r"|\b(?:re-?compile|re-?build)\w*\b[^\n]{0,40}?\s--with-cuda\b"
+        # the message's own instruction to build again for the GPU: "Compile MXNet with USE_CUDA=1 to enable GPU
+        # support" (MXNet's imperative_utils.h)
+        r"|\b(?:re-?)?(?:compile|build|install)\b[^\n]{0,80}?\bto\s+enable\s+(?:the\s+)?(?:CUDA|GPU)\b"
         r"|['\"`]cuda['\"`] feature is not enabled\b|\bfeature\s+['\"`]?cuda['\"`]?\s+(?:is\s+)?not\s+enabled\b"
         r"|\b(?:built|compiled|installed|packaged|shipped)\s+without\s+(?:\w+\s+){0,2}?(?:CUDA|GPU)\s+support\b"
         r"|\bcannot use GPU\b[^\n]{0,60}?\bwithout\s+CUDA(?:\s+or\s+\w+)?\s+support\b"
@@ -806,6 +811,7 @@ FORMS: tuple[Form, ...] = (
         "apache/tvm:src/backend/cuda/codegen/cuda_fallback_module.cc",
         "NVIDIA/warp:warp/_src/context.py",
         "BVLC/caffe:include/caffe/util/device_alternate.hpp",
+        "apache/mxnet:src/imperative/imperative_utils.h",
         "cupy/cupy:cupy/_environment.py",
         any_of=("build", "compiled", "built", "cpu", "-d", "cuda", "multiple", "install"),
     ),

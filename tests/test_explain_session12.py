@@ -1,0 +1,92 @@
+"""Issue 18, session 12: what the seventh blind batch's development half showed explain could not read, each read
+from its emitter's source or NVIDIA's documents, with neighbours that must keep their reading."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from cudafit.explain import classify
+from cudafit.explain.catalogue import _wrappable
+
+_FA_STUB = "FATAL: FlashAttention requires building with sm version sm80-sm90, but was built for < 8.0!"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # LLVM's NVPTXSubtarget: the PTX ISA the toolchain pins is older than the target needs; an 'a' target changes
+        # nothing (XLA in CUDA-12 jaxlib on a Rubin GPU)
+        (
+            "LLVM Fatal Error while compiling target binary for module: jit_iota\n"
+            "Reason: PTX version 8.8 does not support target 'sm_107a'.\nMinimum required PTX version is 9.4.",
+            "jit-toolchain-too-old",
+        ),
+        ("LLVM ERROR: PTX version 7.8 does not support target 'sm_90a'.", "jit-toolchain-too-old"),
+        # a message wrapped where a space was is the same message (TileLang's host wrapper)
+        (
+            "tvm.error.InternalError: Failed to set the allowed dynamic shared\nmemory size to 196608 [192 KB]",
+            "shared-memory-limit",
+        ),
+        # MXNet's imperative_utils.h: the message tells how to build the GPU in
+        (
+            "src/imperative/./imperative_utils.h:90: GPU support is disabled. Compile MXNet with USE_CUDA=1 to "
+            "enable GPU support.\nmxnet.base.MXNetError: Operator _ones is not implemented for GPU.",
+            "wrong-framework-build",
+        ),
+        # ONNX Runtime's CPU package over the GPU one: only the CPU provider is left
+        (
+            "installing onnxruntime over onnxruntime-gpu breaks it: only `CPUExecutionProvider` is available",
+            "wrong-framework-build",
+        ),
+        # Triton's exception class names a failure although its name ends in neither Error nor Exception
+        (
+            "some autotune configs exceed the shared-memory hardware limit of the H20 and trigger Triton "
+            "`OutOfResources`",
+            "shared-memory-limit",
+        ),
+        # the JIT's start-up cost (Programming Guide, just-in-time compilation), in a user's words
+        (
+            "It sometimes takes time on booting the CUDA program.\n"
+            "It was caused by first-time JIT compilation of PTX into cubin.",
+            "ptx-jit-lower-arch",
+        ),
+        # flash-attn's FLASH_UNSUPPORTED_ARCH: code built below the kernels' range ran; with no GPU named, or one
+        # below the range, on a GPU it is not for; on a GPU in the range only by JIT-compiling lower-arch PTX
+        (_FA_STUB, "capability-guard"),
+        ("GPU 0: Tesla T4\n" + _FA_STUB, "capability-guard"),
+        ("GPU 0: NVIDIA GeForce RTX 3090\n" + _FA_STUB, "ptx-jit-lower-arch"),
+    ],
+)
+def test_session12_forms(text: str, expected: str) -> None:
+    assert classify(text)[0].category == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a PTX ISA version stated, no target refused
+        "the wheel ships PTX version 8.8 for sm_90a and sm_100a",
+        # a build instruction for something that is not the GPU
+        "error: compile with -O3 to enable the fast path",
+        # the user's own build, made with CUDA, then an unrelated failure
+        "I compiled MXNet with USE_CUDA=1 and training fails with CUDA error: out of memory",
+        # the CPU provider listed beside the CUDA one
+        "available providers: CUDAExecutionProvider, CPUExecutionProvider; the model still fails to load",
+        # slowness with no JIT in sight
+        "Training takes time on my GPU and then fails with a NaN loss",
+        # two words of a message on two lines of a log, not one message wrapped
+        "ERROR: could not set\nthe allowed fan speed",
+    ],
+)
+def test_session12_neighbours_stay_unknown(text: str) -> None:
+    assert classify(text)[0].category == "unknown"
+
+
+def test_a_wrappable_pattern_keeps_classes_quantifiers_and_escapes() -> None:
+    assert _wrappable("a ?b [ x]c\\ d e") == "a ?b[ \n][ x]c\\ d[ \n]e"
+    assert _wrappable("x {2}y [^ ]+") == "x {2}y[ \n][^ ]+"
+    rx = re.compile(_wrappable(r"dynamic shared memory size to \d+"))
+    assert rx.search("dynamic shared\nmemory size to 4096")
+    assert not rx.search("dynamic shared\n\nmemory size to 4096")  # one character for one
