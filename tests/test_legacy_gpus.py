@@ -33,6 +33,9 @@ LEGACY = Path(__file__).resolve().parent.parent / "scripts" / "reference"
         ("GT 730 DDR3", "2.1"),
         ("GeForce GTX 280", "1.3"),
         ("Jetson TK1", "3.2"),
+        ("Quadro M1000M", "5.0"),  # on NVIDIA's list, missing from the shared table
+        ("P3000", "6.1"),
+        ("Orin (nvgpu)", "8.7"),  # torch's device name on a Jetson: the driver's name in brackets
         ("3.0", "3.0"),
         ("sm_21", "2.1"),
     ],

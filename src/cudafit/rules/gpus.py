@@ -24,7 +24,7 @@ __all__ = ["GpuResolution", "GpuSpec", "iter_gpu_specs", "normalize_gpu_name", "
 
 # Words that never distinguish products ("NVIDIA GeForce RTX 3090" == "RTX 3090"); "quadro" does
 # (Quadro RTX 6000 is 7.5, RTX 6000 Ada 8.9), so it is kept.
-_NOISE = {"nvidia", "geforce", "tesla", "corporation", "gpu"}
+_NOISE = {"nvidia", "geforce", "tesla", "corporation", "gpu", "nvgpu"}  # nvgpu: the Jetson driver, "Orin (nvgpu)"
 _MEMORY = re.compile(r"^(\d+(\.\d+)?(gb|g|gib)|hbm\w*|gddr\w*)$")
 _CC_QUERY = re.compile(r"^(sm|compute|cc)?[ _]?(\d{1,2}\.\d|\d{2,3})[af]?$")
 
