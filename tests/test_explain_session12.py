@@ -90,3 +90,25 @@ def test_a_wrappable_pattern_keeps_classes_quantifiers_and_escapes() -> None:
     rx = re.compile(_wrappable(r"dynamic shared memory size to \d+"))
     assert rx.search("dynamic shared\nmemory size to 4096")
     assert not rx.search("dynamic shared\n\nmemory size to 4096")  # one character for one
+
+
+def test_the_logs_own_driver_grounds_a_driver_finding() -> None:
+    """nvidia-smi's header in the log names the driver: with no --driver, the fixes are that driver's, and a driver
+    below every runtime floor is not sent to a CUDA 12 PyTorch index it cannot run."""
+    from cudafit.explain import explain_text
+
+    old = explain_text(
+        "cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version\n"
+        "| NVIDIA-SMI 418.67       Driver Version: 418.67       CUDA Version: 10.1     |"
+    )[0]
+    assert old.category == "driver-too-old"
+    assert "the log's driver: 418.67" in old.cause
+    fixes = " ".join(old.fixes)
+    assert "download.pytorch.org" not in fixes and ">= 525 runs CUDA 12.x builds" in fixes
+    r535 = explain_text(
+        "RuntimeError: CUDA driver version is insufficient for CUDA runtime version\nDriver Version: 535.104.05"
+    )[0]
+    assert any("keep driver 535.104.05" in f and "cu126" in f for f in r535.fixes)
+    ptx = explain_text("the provided PTX was compiled with an unsupported toolchain.\nDriver Version: 535.104.05")[0]
+    assert ptx.category == "ptx-too-new-for-driver"
+    assert "JITs PTX ISA up to 8.2" in ptx.cause

@@ -16,7 +16,7 @@ from cudafit.explain.context import normalise_package
 from cudafit.explain.extract import arch_number
 from cudafit.explain.grounders.base import Ground, Grounded, default, lines_of
 from cudafit.explain.grounders.projects import PROJECTS, project_fixes
-from cudafit.model import CudaVersion, DriverVersion, parse_cuda_version
+from cudafit.model import CudaVersion, DriverVersion, parse_cuda_version, parse_driver_version
 from cudafit.rules.ecosystem import load_ecosystem
 
 __all__ = [
@@ -88,6 +88,14 @@ def _known_driver_fixes(driver: DriverVersion) -> list[str]:
             f"or keep driver {driver} (>= {floors[11]}: CUDA 11.x runtimes run on it) and install a CUDA 11.8 "
             f"build: pip install torch --index-url {_torch_index(11)}"
         )
+    elif floors[11] and floors[12]:
+        # below every runtime floor of the table: the cheaper upgrades too (an older GPU's last driver branch may
+        # stop short of 580), and no PyTorch index builds for a CUDA this driver runs
+        out.append(
+            f"driver {driver} is older than every CUDA 11+ runtime needs: >= {floors[12]} runs CUDA 12.x builds, "
+            f">= {floors[11]} CUDA 11.x builds (minor-version compatibility); no PyTorch index of cudafit's table "
+            "(CUDA 11.8 and newer) runs on it"
+        )
     return out
 
 
@@ -110,12 +118,26 @@ def _reported_driver_fixes(driver_cuda: str) -> list[str]:
     return out
 
 
+def _driver_of(g: Ground) -> tuple[DriverVersion | None, str]:
+    """The driver to reason about: the machine's (``--driver``, the probe), else the one the log prints (nvidia-smi's
+    "Driver Version: 418.67", a collect_env line), with which of the two it is."""
+    if g.context.driver is not None:
+        return g.context.driver, "installed driver"
+    written = g.ev.get("driver_version")
+    if written:
+        try:
+            return parse_driver_version(written), "the log's driver"
+        except ValueError:
+            return None, ""
+    return None, ""
+
+
 _FORWARD_COMPAT = re.compile(r"forward compatibility|CompatNotSupported|COMPAT_NOT_SUPPORTED|\b804\b", re.I)
 
 
 def ground_driver_too_old(g: Ground) -> Grounded:
     """The driver is older than the CUDA runtime needs: the upgrade, or the build the driver runs."""
-    ev, context = g.ev, g.context
+    ev = g.ev
     out = default(g)
     if _FORWARD_COMPAT.search(lines_of(ev)):
         out.cause = (
@@ -131,9 +153,10 @@ def ground_driver_too_old(g: Ground) -> Grounded:
         ]
     driver_cuda = ev.get("driver_cuda_version")
     dfix: list[str] = []
-    if context.driver is not None:
-        out.cause += f"; installed driver: {context.driver}"
-        dfix = _known_driver_fixes(context.driver)
+    driver, where = _driver_of(g)
+    if driver is not None:
+        out.cause += f"; {where}: {driver}"
+        dfix = _known_driver_fixes(driver)
     elif driver_cuda:
         out.cause += f"; the driver reports CUDA {driver_cuda} at most"
         dfix = _reported_driver_fixes(driver_cuda)
@@ -157,16 +180,17 @@ def ground_ptx_too_new(g: Ground) -> Grounded:
     from cudafit.model import parse_ptx_isa_version
     from cudafit.rules import tables
 
-    ev, context = g.ev, g.context
+    ev = g.ev
     out = default(g)
-    if context.driver is not None:
-        limit = tables.driver_max_ptx_isa(context.driver)
-        out.cause += f"; driver {context.driver} JITs PTX ISA up to {limit or 'an unknown version'}"
+    driver, _where = _driver_of(g)
+    if driver is not None:
+        limit = tables.driver_max_ptx_isa(driver)
+        out.cause += f"; driver {driver} JITs PTX ISA up to {limit or 'an unknown version'}"
         isas = tables.load_tables().ptx_isa
         newer = [(c, tables.toolkit_min_driver(c)) for c in sorted(isas) if limit is not None and isas[c] > limit]
         if newer and newer[0][1] is not None:
             out.fixes[0] = (
-                f"upgrade the NVIDIA driver from {context.driver} to >= {newer[0][1]} (CUDA {newer[0][0]}) at "
+                f"upgrade the NVIDIA driver from {driver} to >= {newer[0][1]} (CUDA {newer[0][0]}) at "
                 "least; the exact minimum is the one of the toolkit that built the package (cudafit doctor)"
             )
     isa = ev.get("ptx_isa")
