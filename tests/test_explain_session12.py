@@ -112,3 +112,35 @@ def test_the_logs_own_driver_grounds_a_driver_finding() -> None:
     ptx = explain_text("the provided PTX was compiled with an unsupported toolchain.\nDriver Version: 535.104.05")[0]
     assert ptx.category == "ptx-too-new-for-driver"
     assert "JITs PTX ISA up to 8.2" in ptx.cause
+
+
+@pytest.mark.parametrize(
+    ("gpu", "expected", "absent"),
+    [
+        # Kepler stops at the 470 branch: CUDA 11 at most; a 3.5 card has the cu118 index, a 3.0 card none
+        ("NVIDIA GeForce GTX 780", "upgrade to that branch and run a CUDA 11.x build", ">= 580"),
+        ("NVIDIA GeForce GTX 680", "no PyTorch index builds for it", ">= 525"),
+        # Fermi stops at 390: no CUDA 11+ runtime at all
+        ("GeForce GTX 580", "no CUDA 11+ runtime runs on it", "pip install"),
+    ],
+)
+def test_a_driver_fix_stops_at_the_gpus_last_driver_branch(gpu: str, expected: str, absent: str) -> None:
+    from cudafit.explain import explain_text
+
+    finding = explain_text(
+        "cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version\n"
+        f"Driver Version: 418.67\nGPU 0: {gpu}"
+    )[0]
+    fixes = " ".join(finding.fixes)
+    assert expected in fixes and absent not in fixes
+    assert any("deprecation-schedule" in src for src in finding.evidence["sources"])
+
+
+def test_a_gpu_the_580_branch_supports_keeps_the_upgrade() -> None:
+    from cudafit.explain import explain_text
+
+    finding = explain_text(
+        "cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version\n"
+        "Driver Version: 470.82\nGPU 0: NVIDIA GeForce GTX 1080"
+    )[0]
+    assert finding.fixes[0].startswith("upgrade the NVIDIA driver from 470.82 to >= 580")

@@ -132,6 +132,45 @@ def _driver_of(g: Ground) -> tuple[DriverVersion | None, str]:
     return None, ""
 
 
+# The last driver branch of each GPU architecture NVIDIA's drivers stopped at (NVIDIA, "Unix graphics feature
+# deprecation schedule", https://forums.developer.nvidia.com/t/unix-graphics-feature-deprecation-schedule/60588:
+# 340 the last for Tesla-architecture GPUs, 390 for Fermi, 470 for Kepler, 580 for Maxwell, Pascal and Volta).
+_LAST_DRIVER_BRANCH = {"Tesla": 340, "Fermi": 390, "Kepler": 470, "Maxwell": 580, "Pascal": 580, "Volta": 580}
+DRIVER_DEPRECATION = "https://forums.developer.nvidia.com/t/unix-graphics-feature-deprecation-schedule/60588"
+
+
+def _capped_gpu_fixes(g: Ground) -> list[str]:
+    """For a GPU whose architecture gets no driver new enough for a CUDA 13 runtime (Kepler stops at 470, Fermi at
+    390): the driver it can have, the newest CUDA major that driver runs, and the build for it, in place of an
+    upgrade to a branch the GPU never gets."""
+    from cudafit.rules import tables
+
+    floor13 = tables.runtime_min_driver_branch(13)
+    out: list[str] = []
+    for gpu in g.gpus:
+        limits = tables.cc_limits(gpu.compute_capability)
+        branch = _LAST_DRIVER_BRANCH.get(limits.architecture) if limits is not None else None
+        if branch is None or floor13 is None or branch >= floor13:
+            continue
+        runs = next((m for m in (12, 11) if (tables.runtime_min_driver_branch(m) or 10**6) <= branch), None)
+        head = (
+            f"{gpu.name} ({gpu.compute_capability}, {limits.architecture if limits else '?'}) gets no driver past the "
+            f"{branch} branch (NVIDIA's deprecation schedule)"
+        )
+        variant = load_ecosystem().torch_build_for(runs) if runs is not None else None
+        if runs is not None and variant is not None and variant.can_target(gpu.compute_capability):
+            out.append(
+                f"{head}: upgrade to that branch and run a CUDA {runs}.x build, e.g. pip install torch --index-url "
+                f"{variant.index_url} (verify first: cudafit check torch --index-url {variant.index_url} --gpu "
+                f"{gpu.compute_capability})"
+            )
+        elif runs is not None:
+            out.append(f"{head}: it runs CUDA {runs}.x runtimes at most, and no PyTorch index builds for it")
+        else:
+            out.append(f"{head}: no CUDA 11+ runtime runs on it; current frameworks need a newer GPU")
+    return out
+
+
 _FORWARD_COMPAT = re.compile(r"forward compatibility|CompatNotSupported|COMPAT_NOT_SUPPORTED|\b804\b", re.I)
 
 
@@ -162,6 +201,11 @@ def ground_driver_too_old(g: Ground) -> Grounded:
         dfix = _reported_driver_fixes(driver_cuda)
     if dfix:
         out.fixes = dfix
+    capped = _capped_gpu_fixes(g)
+    if capped:  # an upgrade past the GPU's last branch is no fix for it
+        stale = ("upgrade the NVIDIA driver", "older than every CUDA 11+ runtime")
+        out.fixes = capped + [f for f in out.fixes if not any(w in f for w in stale)]
+        out.evidence = {**out.evidence, "sources": [*out.evidence.get("sources", []), DRIVER_DEPRECATION]}
     framework = _framework(g)
     if framework not in (None, "torch"):
         # PyTorch's indexes do not help a CTranslate2 or JAX user: name that framework's own builds.
