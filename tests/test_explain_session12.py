@@ -78,6 +78,10 @@ def test_session12_forms(text: str, expected: str) -> None:
         "Training takes time on my GPU and then fails with a NaN loss",
         # two words of a message on two lines of a log, not one message wrapped
         "ERROR: could not set\nthe allowed fan speed",
+        # install advice and provider notes with no failure beside them (review)
+        "Install the NVIDIA Container Toolkit to enable GPU support in Docker containers.",
+        "pip install cupy-cuda12x to enable GPU acceleration",
+        "When only 'CPUExecutionProvider' is available, inference will run on CPU (expected on macOS).",
     ],
 )
 def test_session12_neighbours_stay_unknown(text: str) -> None:
@@ -117,8 +121,10 @@ def test_the_logs_own_driver_grounds_a_driver_finding() -> None:
 @pytest.mark.parametrize(
     ("gpu", "expected", "absent"),
     [
-        # Kepler stops at the 470 branch: CUDA 11 at most; a 3.5 card has the cu118 index, a 3.0 card none
-        ("NVIDIA GeForce GTX 780", "upgrade to that branch and run a CUDA 11.x build", ">= 580"),
+        # Kepler stops at the 470 branch: CUDA 11 at most; a 3.7 card has the cu118 index (PyTorch's 11.8 wheels
+        # carry sm_37), a 3.5 or 3.0 card none
+        ("Tesla K80", "upgrade to that branch and run a CUDA 11.x build", ">= 580"),
+        ("NVIDIA GeForce GTX 780", "no PyTorch index builds for it", "pip install"),
         ("NVIDIA GeForce GTX 680", "no PyTorch index builds for it", ">= 525"),
         # Fermi stops at 390: no CUDA 11+ runtime at all
         ("GeForce GTX 580", "no CUDA 11+ runtime runs on it", "pip install"),
@@ -144,3 +150,45 @@ def test_a_gpu_the_580_branch_supports_keeps_the_upgrade() -> None:
         "Driver Version: 470.82\nGPU 0: NVIDIA GeForce GTX 1080"
     )[0]
     assert finding.fixes[0].startswith("upgrade the NVIDIA driver from 470.82 to >= 580")
+
+
+def test_a_model_size_is_no_geforce_laptop_part() -> None:
+    """"800M", "410m" are model sizes as often as GeForce 800M / 410M: a bare number names the part only with its
+    vendor word ("GeForce 800M")."""
+    from cudafit.explain.extract import iter_mentioned_gpus
+
+    text = "Training the 800M model on my RTX 3090:\nRuntimeError: CUDA error: no kernel image is available"
+    assert [cc for _n, cc in iter_mentioned_gpus(text)] == ["8.6"]
+    assert classify(text)[0].category == "no-kernel-image"
+    assert list(iter_mentioned_gpus("GPU 0: NVIDIA GeForce 940M (UUID: GPU-1)")) == [("NVIDIA GeForce 940M", "5.0")]
+
+
+def test_the_flash_attention_stub_ignores_its_own_copies_and_the_build_flags() -> None:
+    twice = _FA_STUB + "\n" + _FA_STUB
+    assert classify(twice)[0].category == "capability-guard"
+    a100 = "GPU 0: NVIDIA A100-SXM4-40GB\n" + _FA_STUB + "\nnvcc -gencode arch=compute_75,code=sm_75"
+    assert classify(a100)[0].category == "ptx-jit-lower-arch"
+
+
+def test_a_host_with_a_gpu_no_toolkit_targets_builds_for_the_others() -> None:
+    from cudafit.explain import explain_text
+
+    text = (
+        "GPU 0: NVIDIA GeForce GTX 680\nGPU 1: NVIDIA GeForce RTX 3090\n"
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    )
+    mixed = next(f for f in explain_text(text) if f.category == "mixed-gpu")
+    assert 'TORCH_CUDA_ARCH_LIST="8.6"' in mixed.fixes[0] and "targets 3.0" in mixed.fixes[0]
+
+
+def test_plan_and_check_name_the_last_toolkit_of_a_legacy_gpu() -> None:
+    from cudafit.fixes import _untargetable
+    from cudafit.model import ComputeCapability
+    from cudafit.plan import uncoverable_problem
+
+    kepler = uncoverable_problem(ComputeCapability(3, 0), "compute capability 3.0", "nvcc 13.0")
+    assert "CUDA 10.2 was the last toolkit" in kepler and "that toolkit" not in kepler and "3.0 (3.0)" not in kepler
+    k40 = uncoverable_problem(ComputeCapability(3, 5), "Tesla K40", "nvcc 13.0")
+    assert "CUDA 12 dropped Kepler" in k40
+    fix = _untargetable("torch", ComputeCapability(2, 1), 11, vendor=False, distribution=True)[0]
+    assert "CUDA 8.0 was the last toolkit" in fix.text

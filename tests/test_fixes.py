@@ -221,7 +221,9 @@ def test_nvidia_libraries_share_the_root_cause_line(tmp_path: Path) -> None:
 def test_a_gpu_no_known_toolkit_targets(tmp_path: Path) -> None:
     kepler = Gpu("GeForce GTX 680", ComputeCapability(3, 0))
     doc = check_document(analyze([item(lib(tmp_path / "x.so", (2, 75, 0)), "x", "1")], [kepler]))
-    assert [a[3] for a in actions(doc)] == ["no CUDA toolkit from 11.8 on can target 3.0: use another GPU"]
+    assert [a[3] for a in actions(doc)] == [
+        "no CUDA toolkit from 11.8 on can target 3.0 (the last was CUDA 10.2): use another GPU"
+    ]
 
 
 def test_cuda_major_evidence(tmp_path: Path) -> None:

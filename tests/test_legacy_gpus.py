@@ -90,6 +90,8 @@ def test_code_for_a_legacy_gpu_is_judged_by_the_same_rules() -> None:
     [
         (ComputeCapability(6, 1), "whl/cu126", "no PyTorch CUDA index"),
         (ComputeCapability(3, 7), "whl/cu118", "cu126"),
+        # PyTorch's CUDA 11.8 wheels carry sm_37, not sm_35: no index for a GTX 780
+        (ComputeCapability(3, 5), "no PyTorch CUDA index", "--index-url"),
         (ComputeCapability(3, 0), "CUDA 10.2 was the last toolkit", "--index-url"),
         (ComputeCapability(2, 0), "CUDA 8.0 was the last toolkit", "--index-url"),
     ],

@@ -506,11 +506,14 @@ def _untargetable(
     older = _newest_major_for(cc)
     if older is None or major is None:  # major None: only when no toolkit in the table targets cc
         since = _toolkits()[0]
+        limits = tables.cc_limits(cc)
+        last = limits.last_cuda_toolkit if limits is not None else None
+        # the compute-capability table knows the last toolkit of a GPU older than every toolkit of the targets table
+        nor = f"CUDA {last} was the last toolkit that could" if last else f"nor can any CUDA toolkit from {since} on"
         if major is None:
-            return [
-                Fix("untargetable", package, f"no CUDA toolkit from {since} on can target {cc}: use another GPU", cc)
-            ]
-        text = f"CUDA {major} cannot target {cc}, nor can any CUDA toolkit from {since} on: use another GPU"
+            what = f"no CUDA toolkit from {since} on can target {cc}" + (f" (the last was CUDA {last})" if last else "")
+            return [Fix("untargetable", package, f"{what}: use another GPU", cc)]
+        text = f"CUDA {major} cannot target {cc}, {nor}: use another GPU"
         return [Fix("untargetable", package, text, cc)]
     # One shared line per root cause: every package of a CUDA-13 stack fails on Pascal for this one reason.
     text = f"CUDA {major} cannot target {cc}: use a build made with CUDA {older}.x, or another GPU"

@@ -169,14 +169,27 @@ def uncoverable_problem(cc: ComputeCapability, names: str, toolkit: str) -> str:
     """Why ``toolkit`` cannot build code for ``cc`` (used by ``names``), and which toolkit can."""
     sm = f"sm_{cc.arch_number}"
     able = toolkits_targeting(sm)
-    where = (
-        f"; the newest toolkit in cudafit's table that targets it is CUDA {able[-1]}"
-        + (" (CUDA 13 dropped Maxwell, Pascal and Volta)" if cc < ComputeCapability(7, 5) else "")
-        if able
-        else "; no toolkit in cudafit's table targets it"
-    )
-    hint = f" (cudafit plan --cuda {able[-1]} ...)" if able else ""
-    return f"{toolkit} cannot build {sm} for {names} ({cc}){where}: build for it with that toolkit{hint}, or drop it"
+    # which major release dropped the GPU's generation (the release notes: CUDA 12 dropped Kepler, CUDA 13 Maxwell,
+    # Pascal and Volta)
+    dropped = {11: " (CUDA 12 dropped Kepler)", 12: " (CUDA 13 dropped Maxwell, Pascal and Volta)"}
+    label = names if names == f"compute capability {cc}" else f"{names} ({cc})"
+    if able:
+        where = f"; the newest toolkit in cudafit's table that targets it is CUDA {able[-1]}"
+        where += dropped.get(able[-1].major, "")
+        return (
+            f"{toolkit} cannot build {sm} for {label}{where}: build for it with that toolkit "
+            f"(cudafit plan --cuda {able[-1]} ...), or drop it"
+        )
+    from cudafit.rules import tables
+
+    limits = tables.cc_limits(cc)
+    last = limits.last_cuda_toolkit if limits is not None else None
+    if last:
+        return (
+            f"{toolkit} cannot build {sm} for {label}; CUDA {last} was the last toolkit that targets it (older than "
+            f"every toolkit in cudafit's table): build for it with CUDA {last} or older, or drop it"
+        )
+    return f"{toolkit} cannot build {sm} for {label}; no CUDA toolkit cudafit knows targets it: drop it"
 
 
 def make_plan(

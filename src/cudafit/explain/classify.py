@@ -339,7 +339,11 @@ def _flash_attention_stub_on_a_newer_gpu(s: _Scoring) -> None:
     if not m or "capability-guard" not in s.scores:
         return
     low = int(m.group(1))
-    ccs = [g.compute_capability for g in _gpus_named(s, s.body[: m.start()] + s.body[m.end() :])]  # not its range
+    # a kernel's printf repeats: every copy's range, and the build's own targets (-gencode ... sm_75), name no GPU
+    masked = _FA_UNSUPPORTED_ARCH.sub(" ", s.body)
+    targets = {re.sub(r"[^a-z0-9]", "", a.lower()) for a in s.facts.get("archs", [])}
+    named = [g for g in _gpus_named(s, masked) if re.sub(r"[^a-z0-9]", "", g.text.lower()) not in targets]
+    ccs = [g.compute_capability for g in named]
     if ccs and all(cc.major * 10 + cc.minor >= low for cc in ccs):
         _reclassify(s, "capability-guard", "ptx-jit-lower-arch", [FLASH_ATTN_LAUNCH])
 

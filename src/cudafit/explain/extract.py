@@ -664,10 +664,14 @@ def _longest_name(line: str, words: list[re.Match[str]], i: int) -> tuple[int, f
 
 def _vendor_form(name: str, line: str, start: int, end: int) -> bool:
     """Two-character names ("T4", "L4", "P4") count only as the vendor writes them: "Tesla T4", "NVIDIA L4", "T4 GPU"
-    (a bare "T4" may be anything)."""
-    if len(" ".join(_name_tokens(name))) > 2:
+    (a bare "T4" may be anything); so do GeForce laptop parts named by a number alone ("GeForce 800M", "940MX"),
+    which a model's size ("the 800M model", "pythia-410m") reads the same."""
+    joined = " ".join(_name_tokens(name))
+    if len(joined) > 2 and not re.fullmatch(r"\d{3,4}mx?", joined):
         return True
     before = line[max(0, start - 8) : start].lower()
+    if re.search(r"geforce[ \t]$", before):
+        return True
     # "Tesla T4", "NVIDIA L4", "T4 GPU", and a name with its arch beside it: "L4 (sm_89)"
     after = re.match(r"[ \t]*(?:gpus?\b|\(\s*sm_?\d{2,3}\b|\(\s*cc\s*[=:]?\s*\d)", line[end:], re.I)
     return bool(re.search(r"(?:tesla|nvidia)[ \t]$", before) or after)

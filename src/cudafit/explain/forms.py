@@ -762,8 +762,7 @@ FORMS: tuple[Form, ...] = (
         r"|\bdownload\.pytorch\.org/whl/cpu\b"
         r"|\blist_physical_devices\(\s*['\"]GPU['\"]\s*\)[^\n]{0,30}?(?:\[\]|returns? (?:an )?empty|is empty)"
         r"|\bNum GPUs Available:?\s*0\b|\bjax\.devices\(\)[^\n]{0,40}?\bCpu\w*Device\b"
-        r"|\bonly\s+(?:shows?|lists?|has|returns?|finds?|gets?)\s+['\"\[]*CPUExecutionProvider\b"
-        r"|\bonly\s+['\"`\[]*CPUExecutionProvider['\"`\]]*\s+(?:is|was)\s+(?:available|listed|shown)\b",
+        r"|\bonly\s+(?:shows?|lists?|has|returns?|finds?|gets?)\s+['\"\[]*CPUExecutionProvider\b",
         2.0,
         *_CPU_BUILDS,
         any_of=(
@@ -792,9 +791,6 @@ FORMS: tuple[Form, ...] = (
         r"|\b(?:re-?compile|re-?build|re-?link|re-?install)\w*\b[^\n]{0,60}?\b(?:-D)?(?:USE|BUILD|WITH|ENABLE|GGML|LLAMA)_"
         r"\w*CUDA\w*\s*=\s*(?:ON|TRUE|1)\b"
         r"|\b(?:re-?compile|re-?build)\w*\b[^\n]{0,40}?\s--with-cuda\b"
-        # the message's own instruction to build again for the GPU: "Compile MXNet with USE_CUDA=1 to enable GPU
-        # support" (MXNet's imperative_utils.h)
-        r"|\b(?:re-?)?(?:compile|build|install)\b[^\n]{0,80}?\bto\s+enable\s+(?:the\s+)?(?:CUDA|GPU)\b"
         r"|['\"`]cuda['\"`] feature is not enabled\b|\bfeature\s+['\"`]?cuda['\"`]?\s+(?:is\s+)?not\s+enabled\b"
         r"|\b(?:built|compiled|installed|packaged|shipped)\s+without\s+(?:\w+\s+){0,2}?(?:CUDA|GPU)\s+support\b"
         r"|\bcannot use GPU\b[^\n]{0,60}?\bwithout\s+CUDA(?:\s+or\s+\w+)?\s+support\b"
@@ -811,9 +807,23 @@ FORMS: tuple[Form, ...] = (
         "apache/tvm:src/backend/cuda/codegen/cuda_fallback_module.cc",
         "NVIDIA/warp:warp/_src/context.py",
         "BVLC/caffe:include/caffe/util/device_alternate.hpp",
-        "apache/mxnet:src/imperative/imperative_utils.h",
         "cupy/cupy:cupy/_environment.py",
         any_of=("build", "compiled", "built", "cpu", "-d", "cuda", "multiple", "install"),
+    ),
+    _f(
+        # The build's own instruction to build the GPU in ("Compile MXNet with USE_CUDA=1 to enable GPU support",
+        # MXNet's imperative_utils.h), and ONNX Runtime left with its CPU provider alone: statements a README or a
+        # warning also makes, so only beside a failure
+        "a build told to enable the GPU",
+        "wrong-framework-build",
+        r"\b(?:re-?)?(?:compile|build)\b[^\n]{0,60}?\bwith\b[^\n]{0,40}?\bto\s+enable\s+(?:the\s+)?(?:CUDA|GPU)\b"
+        r"|\bonly\s+['\"`\[]*CPUExecutionProvider['\"`\]]*\s+(?:is|was)\s+(?:available|listed|shown)\b",
+        2.0,
+        "apache/mxnet:src/imperative/imperative_utils.h",
+        "microsoft/onnxruntime:onnxruntime/python/onnxruntime_inference_collection.py",
+        BINARY_EXTENSIONS,
+        alone=False,
+        any_of=("enable", "cpuexecutionprovider"),
     ),
     _f(
         # A program's own build information saying it has no GPU code (GROMACS' version header, printed in every

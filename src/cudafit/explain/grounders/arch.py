@@ -20,6 +20,7 @@ from cudafit.explain.grounders.base import (
     Grounded,
     arch_list,
     arch_runs_on,
+    buildable,
     cc_of_arch,
     default,
     describe,
@@ -29,6 +30,7 @@ from cudafit.explain.grounders.base import (
 )
 from cudafit.explain.grounders.projects import project_fixes
 from cudafit.model import Gpu, parse_compute_capability
+from cudafit.rules import tables
 
 __all__ = [
     "ground_arch_specific",
@@ -42,7 +44,15 @@ __all__ = [
 def mixed_host_finding(f: Finding, gpus: Sequence[Gpu]) -> Finding:
     """The ``mixed-gpu`` finding a host of several compute capabilities adds to ``f`` (or makes of it)."""
     ccs = [g.compute_capability for g in gpus]
-    plan = arch_list(ccs)
+    kept, left_out = buildable(ccs)
+    plan = arch_list(kept)
+    build = f'build for every GPU of the host: TORCH_CUDA_ARCH_LIST="{plan}" ({plan_command(kept)})'
+    if left_out:
+        build = (
+            f'build for the GPUs a current CUDA toolkit targets: TORCH_CUDA_ARCH_LIST="{plan}" ({plan_command(kept)}); '
+            f"no toolkit from {min(tables.load_tables().targets)} on targets {arch_list(left_out)}, so no one build "
+            "runs on every GPU of this host"
+        )
     base = category("mixed-gpu")
     score = max(f.score - 1.0, 2.0) if f.category != "mixed-gpu" else f.score
     return Finding(
@@ -52,7 +62,7 @@ def mixed_host_finding(f: Finding, gpus: Sequence[Gpu]) -> Finding:
         {**f.evidence, "host_compute_capabilities": sorted({str(c) for c in ccs})},
         f"this host mixes {describe(gpus)}: code built for one of them runs (or is JIT-compiled) on the other",
         (
-            f'build for every GPU of the host: TORCH_CUDA_ARCH_LIST="{plan}" ({plan_command(ccs)})',
+            build,
             "or pin the process to one kind of GPU: CUDA_VISIBLE_DEVICES=<indexes>, with export "
             "CUDA_DEVICE_ORDER=PCI_BUS_ID so that the indexes match nvidia-smi (cudafit gpus shows both)",
         ),

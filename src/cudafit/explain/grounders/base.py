@@ -15,6 +15,7 @@ from cudafit.explain.context import Context
 from cudafit.explain.evidence import Evidence
 from cudafit.explain.extract import arch_number
 from cudafit.model import ComputeCapability, Gpu, parse_compute_capability, parse_sm_arch
+from cudafit.rules.ecosystem import CudaVariant
 
 __all__ = [
     "Ground",
@@ -58,6 +59,35 @@ def real_arch(name: str) -> str | None:
     except ValueError:
         return None
     return str(parsed)
+
+
+def _targetable(cc: ComputeCapability) -> bool:
+    """Whether some CUDA toolkit of cudafit's table (``nvcc --list-gpu-code`` per release) builds code for ``cc``."""
+    from cudafit.rules import tables
+
+    want = f"sm_{cc.arch_number}"
+    return any(want in {str(t) for t in targets} for targets in tables.load_tables().targets.values())
+
+
+# PyTorch's own wheels start above the toolkit's lowest target on some indexes: the CUDA 11.8 builds carry 3.7 and
+# not 3.5 (pytorch/pytorch .ci/manywheel/build_cuda.sh: "5.0;6.0;7.0;7.5;8.0;8.6" plus "3.7;9.0" for 11.8).
+TORCH_BUILD_ARCHS = "pytorch/pytorch:.ci/manywheel/build_cuda.sh"
+_TORCH_LOWEST = {"cu118": 37}
+
+
+def torch_index_runs_on(variant: CudaVariant, cc: ComputeCapability) -> bool:
+    """Whether the PyTorch wheels of ``variant``'s index carry code ``cc`` runs: its toolkit targets the GPU, and
+    PyTorch's arch list for that index reaches down to it."""
+    return variant.can_target(cc) and cc.arch_number >= _TORCH_LOWEST.get(variant.name, 0)
+
+
+def buildable(ccs: Sequence[ComputeCapability]) -> tuple[list[ComputeCapability], list[ComputeCapability]]:
+    """(the GPUs one build can cover, those left out): a GPU no toolkit of the table targets is left out beside GPUs
+    one does (no build covers both); when none is targetable, all are kept, and the fixes say why."""
+    kept = [cc for cc in ccs if _targetable(cc)]
+    if not kept:
+        return list(ccs), []
+    return kept, [cc for cc in ccs if cc not in kept]
 
 
 def arch_list(ccs: Sequence[ComputeCapability]) -> str:
@@ -119,8 +149,13 @@ class Ground:
 
     @property
     def plan(self) -> str | None:
-        """``TORCH_CUDA_ARCH_LIST`` for the GPUs, ``None`` without GPUs."""
-        return arch_list(self.ccs) if self.ccs else None
+        """``TORCH_CUDA_ARCH_LIST`` for the GPUs, ``None`` without GPUs.  A GPU no toolkit of cudafit's table can
+        target (Kepler's 3.0, Fermi) is left out beside GPUs one can: no single build covers both, and the fixes say
+        what that GPU can run instead."""
+        if not self.ccs:
+            return None
+        kept, _left_out = buildable(self.ccs)
+        return arch_list(kept)
 
     @property
     def emitters(self) -> list[str]:

@@ -26,6 +26,7 @@ from cudafit.explain.grounders.base import (
     basename,
     describe,
     plan_command,
+    torch_index_runs_on,
 )
 from cudafit.model import ComputeCapability
 from cudafit.rules import tables
@@ -230,7 +231,7 @@ def _pre_turing_torch_fix(cc: ComputeCapability) -> str:
             f"start at sm_75 and CUDA 13 toolkits cannot target it): pip install torch --index-url "
             f"{PYTORCH_INDEX}cu126 (verify first: cudafit check torch --index-url {PYTORCH_INDEX}cu126 --gpu {cc})"
         )
-    older = next((v for v in eco.cuda_variants if v.can_target(cc)), None)  # newest CUDA first
+    older = next((v for v in eco.cuda_variants if torch_index_runs_on(v, cc)), None)  # newest CUDA first
     if older is not None:
         return (
             f"compute capability {cc} needs a PyTorch build made with CUDA {older.cuda} or older (newer CUDA toolkits "
@@ -241,8 +242,8 @@ def _pre_turing_torch_fix(cc: ComputeCapability) -> str:
     last = limits.last_cuda_toolkit if limits is not None else None
     toolkit = f"CUDA {last} was the last toolkit that targets it" if last else "no toolkit in cudafit's table does"
     return (
-        f"no PyTorch CUDA index serves compute capability {cc}: {toolkit}, and every index's builds start above it; "
-        "current PyTorch cannot use this GPU: run on a newer GPU, or on the CPU build"
+        f"no PyTorch CUDA index serves compute capability {cc}: {toolkit}, and every index's builds start above it "
+        "(the CUDA 11.8 ones at sm_37); current PyTorch cannot use this GPU: run on a newer GPU, or on the CPU build"
     )
 
 

@@ -14,7 +14,7 @@ import re
 from cudafit.explain.catalogue import HASHCAT_NVRTC, NVRTC, PYTORCH_INDEX
 from cudafit.explain.context import normalise_package
 from cudafit.explain.extract import arch_number
-from cudafit.explain.grounders.base import Ground, Grounded, default, lines_of
+from cudafit.explain.grounders.base import Ground, Grounded, default, lines_of, torch_index_runs_on
 from cudafit.explain.grounders.projects import PROJECTS, project_fixes
 from cudafit.model import CudaVersion, DriverVersion, parse_cuda_version, parse_driver_version
 from cudafit.rules.ecosystem import load_ecosystem
@@ -158,7 +158,7 @@ def _capped_gpu_fixes(g: Ground) -> list[str]:
             f"{branch} branch (NVIDIA's deprecation schedule)"
         )
         variant = load_ecosystem().torch_build_for(runs) if runs is not None else None
-        if runs is not None and variant is not None and variant.can_target(gpu.compute_capability):
+        if runs is not None and variant is not None and torch_index_runs_on(variant, gpu.compute_capability):
             out.append(
                 f"{head}: upgrade to that branch and run a CUDA {runs}.x build, e.g. pip install torch --index-url "
                 f"{variant.index_url} (verify first: cudafit check torch --index-url {variant.index_url} --gpu "
