@@ -192,3 +192,18 @@ def test_plan_and_check_name_the_last_toolkit_of_a_legacy_gpu() -> None:
     assert "CUDA 12 dropped Kepler" in k40
     fix = _untargetable("torch", ComputeCapability(2, 1), 11, vendor=False, distribution=True)[0]
     assert "CUDA 8.0 was the last toolkit" in fix.text
+
+
+def test_a_line_of_blanks_reads_in_linear_time() -> None:
+    """One line of blanks: the nvidia-smi -q "GPU type:" listing once took its square (550 s for a megabyte of
+    spaces, review of session 12)."""
+    import time
+
+    def took(n: int) -> float:
+        start = time.perf_counter()
+        classify(" " * n)
+        return time.perf_counter() - start
+
+    small, large = took(25_000), took(100_000)
+    assert large < 8.0
+    assert large < 6 * max(small, 0.05)

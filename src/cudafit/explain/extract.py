@@ -367,7 +367,7 @@ GPU_LISTINGS: tuple[re.Pattern[str], ...] = (
     re.compile(r"_CudaDeviceProperties\(name='([^'\n]{1,80})', total_memory="),
     # `accelerate env` / `transformers env` (huggingface/accelerate:src/accelerate/commands/env.py,
     # huggingface/transformers:src/transformers/commands/env.py): "- GPU type: NVIDIA A100-SXM4-80GB"
-    re.compile(r"(?m)^[ \t]*-?[ \t]*GPU type:[ \t]*([A-Za-z][^\n]{1,79}?)[ \t]*$"),
+    re.compile(r"(?m)^[ \t]*(?:-[ \t]*)?GPU type:[ \t]*([A-Za-z][^\n]{1,79}?)[ \t]*$"),
     # PyTorch Lightning (Lightning-AI/pytorch-lightning:src/lightning/fabric/accelerators/cuda.py,
     # _check_cuda_matmul_precision): "You are using a CUDA device ('NVIDIA GeForce RTX 4090') that has Tensor Cores."
     re.compile(r"You are using a CUDA device \('([^'\n]{1,80})'\)"),
