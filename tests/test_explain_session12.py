@@ -194,14 +194,16 @@ def test_plan_and_check_name_the_last_toolkit_of_a_legacy_gpu() -> None:
     assert "CUDA 8.0 was the last toolkit" in fix.text
 
 
-def test_a_line_of_blanks_reads_in_linear_time() -> None:
-    """One line of blanks: the nvidia-smi -q "GPU type:" listing once took its square (550 s for a megabyte of
-    spaces, review of session 12)."""
+@pytest.mark.parametrize("unit", [" ", "_", "a_", "inference compute a"])
+def test_one_long_line_reads_in_linear_time(unit: str) -> None:
+    """One long line of blanks or of one word: the nvidia-smi -q "GPU type:" listing took its square (550 s for a
+    megabyte of spaces), mmcv's "\\w+ is not compiled with GPU support", a variable name's "\\w+_\\w+" and ollama's
+    key=value fields the square of a long token (89 s, 74 s, 51 s for 100 KB; review of session 12)."""
     import time
 
     def took(n: int) -> float:
         start = time.perf_counter()
-        classify(" " * n)
+        classify(unit + unit[-1] * n if len(unit) > 2 else unit * (n // len(unit)))
         return time.perf_counter() - start
 
     small, large = took(25_000), took(100_000)

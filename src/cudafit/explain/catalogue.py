@@ -1083,7 +1083,7 @@ CATEGORIES: tuple[Category, ...] = (
             _p(r"This CTranslate2 package was not compiled with CUDA support", 4, CT2_DEVICES),
             # detectron2's and mmcv's ops: AT_ERROR("[Detectron2 is |DeformConv is ]not compiled with GPU support")
             _p(r"\bnot compiled with GPU support", 3, DETECTRON2),
-            _p(r"\w+ is not compiled with GPU support", 0.5, MMCV),
+            _p(r"\b\w+ is not compiled with GPU support", 0.5, MMCV),
             _p(r"CUDA-enabled jaxlib is not installed", 4, JAX_BRIDGE),
             # xla_bridge's warning where the backend it got is the CPU's (releases before the jaxlib check above): a
             # jaxlib without the CUDA plugin is what prints it on a machine with a GPU

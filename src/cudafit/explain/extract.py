@@ -342,7 +342,7 @@ _GPU_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r'msg="?inference compute"?([^\n]{1,600})'), "ollama"),
 )
 # slog's text handler: key=value, the value quoted when it holds a space.
-_SLOG_FIELD = re.compile(r'(\w+)=("[^"\n]*"|\S+)')
+_SLOG_FIELD = re.compile(r'(?<!\w)(\w+)=("[^"\n]*"|\S+)')  # a key starts where a word starts (linear time)
 
 # GPU listings that name GPUs without their compute capability: the name is looked up in cudafit's GPU table
 # (:func:`cudafit.rules.gpus.resolve_gpu`); a name the table does not know, or knows for several compute

@@ -1314,7 +1314,8 @@ FORMS: tuple[Form, ...] = (
         "an operand or a routine on the wrong side",
         "device-mismatch",
         # (an operand by its kind or its variable name: "the model is not on the GPU" is a note on speed)
-        r"\b(?:tensors?|weights?|inputs?|arrays?|buffers?|params?|parameters?|\w+_\w+)\s+(?:is|are)\s+not\s+on\s+"
+        # (a variable name split at its underscores once, [^\W_]+ runs: "\w+_\w+" took the square of a long token)
+        r"\b(?:tensors?|weights?|inputs?|arrays?|buffers?|params?|parameters?|[^\W_]+(?:_[^\W_]+)+)\s+(?:is|are)\s+not\s+on\s+"
         r"(?:the\s+)?(?:GPU|CUDA|device)\b"
         # (a routine with no CPU path, not a note that something else is used instead: "FP16 is not supported on
         # CPU; using FP32 instead")
