@@ -170,8 +170,9 @@ def modules_without_code(verdict: PackageVerdict) -> tuple[ModuleGap, ...]:
     return tuple(sorted(rows, key=lambda r: WITHOUT_CODE.index(r.status)))
 
 
-#: A path's part up to and including its site-packages (or dist-packages) folder.
-_SITE_PREFIX = re.compile(r"(?<![\w-])[^\s'\"(),;]*?[/\\](?:site|dist)-packages[/\\]")
+#: A path's part up to and including its site-packages (or dist-packages) folder (at most 400 characters, so that
+#: a long run of slashes is not scanned to its end from each of its characters).
+_SITE_PREFIX = re.compile(r"(?<![\w-])[^\s'\"(),;]{0,400}?[/\\](?:site|dist)-packages[/\\]")
 
 
 def inside_site(text: str) -> str:

@@ -29,12 +29,13 @@ STATUS_COLORS = {"native": "green", "jit": "yellow", "partial": "dark_orange", "
 _COVERAGE = (("native", "native on CC"), ("jit", "JIT on CC"), ("partial", "partial on CC"))
 
 _VENDOR = re.compile(r"^(?:NVIDIA|GeForce|Tesla)\s+", re.IGNORECASE)
-_NOTE = re.compile(r"\s*\([^)]*\)")
+_NOTE = re.compile(r"(?<!\s)\s*\([^)]*\)")
 # Form factors, memory sizes and marketing words nvidia-smi and the GPU table append to a model name:
 # "H100 80GB HBM3", "A100-SXM4-80GB", "H100 PCIe", "H200 NVL", "GH200 Grace Hopper Superchip",
-# "RTX 6000 Ada Generation", "RTX PRO 6000 Blackwell Workstation Edition".
+# "RTX 6000 Ada Generation", "RTX PRO 6000 Blackwell Workstation Edition".  A separator run is tried from its
+# start only (linear time on a name of many blanks).
 _FORM = re.compile(
-    r"[\s-]+(?:SXM\d*|PCIE|NVL\d*|HBM\d*E?|\d+\s?GB|Grace(?:\s+(?:Hopper|Blackwell))?(?:\s+Ultra)?\s+Superchip|"
+    r"(?<![\s-])[\s-]+(?:SXM\d*|PCIE|NVL\d*|HBM\d*E?|\d+\s?GB|Grace(?:\s+(?:Hopper|Blackwell))?(?:\s+Ultra)?\s+Superchip|"
     r"Superchip|Generation|Edition|GPU)(?=[\s-]|$)",
     re.IGNORECASE,
 )

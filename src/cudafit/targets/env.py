@@ -137,7 +137,7 @@ class PythonEnvironment:
 
 
 _LIB_DIR = re.compile(r"^(?:python|pypy)(\d+\.\d+)t?$")
-_VERSION = re.compile(r"(\d+)\.(\d+)")
+_VERSION = re.compile(r"(?<!\d)(\d+)\.(\d+)")
 _CONDA_PYTHON = re.compile(r"^python-(\d+\.\d+)\.[^-]*-.*\.json$")
 
 
