@@ -32,8 +32,27 @@ PTX_UTILS = (
 )
 PG13_CC = "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/compute-capabilities.html"
 
-# Release notes Table 3, "CUDA Toolkit and Corresponding Driver Versions" (GA releases), Linux x86_64.
+# Release notes Table 3, "CUDA Toolkit and Corresponding Driver Versions" (GA releases), Linux x86_64.  The rows
+# before 11.8 are the same table's older rows (the release notes of CUDA 11.x keep them: 7.0.28 ... 11.7 GA; 11.0's
+# GA is 11.0.2, 8.0's the first, 8.0.44); a driver older than 11.8's JIT-compiles only its own toolkit's PTX ISA.
 MIN_DRIVER_LINUX = {
+    "7.0": "346.46",
+    "7.5": "352.31",
+    "8.0": "367.48",
+    "9.0": "384.81",
+    "9.1": "390.46",
+    "9.2": "396.26",
+    "10.0": "410.48",
+    "10.1": "418.39",
+    "10.2": "440.33",
+    "11.0": "450.51.05",
+    "11.1": "455.23",
+    "11.2": "460.27.03",
+    "11.3": "465.19.01",
+    "11.4": "470.42.01",
+    "11.5": "495.29.05",
+    "11.6": "510.39.01",
+    "11.7": "515.43.04",
     "11.8": "520.61.05",
     "12.0": "525.60.13",
     "12.1": "530.30.02",
@@ -51,6 +70,23 @@ MIN_DRIVER_LINUX = {
 }
 # Same table, Windows column (exists up to 12.9; "N/A" from 13.0).
 MIN_DRIVER_WINDOWS = {
+    "7.0": "347.62",
+    "7.5": "353.66",
+    "8.0": "369.30",
+    "9.0": "385.54",
+    "9.1": "391.29",
+    "9.2": "397.44",
+    "10.0": "411.31",
+    "10.1": "418.96",
+    "10.2": "441.22",
+    "11.0": "451.48",
+    "11.1": "456.38",
+    "11.2": "460.82",
+    "11.3": "465.89",
+    "11.4": "471.11",
+    "11.5": "496.04",
+    "11.6": "511.23",
+    "11.7": "516.01",
     "11.8": "520.06",
     "12.0": "527.41",
     "12.1": "531.14",
@@ -65,6 +101,16 @@ MIN_DRIVER_WINDOWS = {
 # PTX ISA version of each toolkit: cuda-python's official map (8.6 -> 12.7 ...) and the maximum
 # `.version` each ptxas accepts, verified in fatbin_spec.md §E.4 (12.6 ptxas: 8.5).
 PTX_ISA = {
+    # the PTX ISA document's release history: 4.2 with CUDA 7.0 ... 6.5 with 10.2
+    "7.0": "4.2",
+    "7.5": "4.3",
+    "8.0": "5.0",
+    "9.0": "6.0",
+    "9.1": "6.1",
+    "9.2": "6.2",
+    "10.0": "6.3",
+    "10.1": "6.4",
+    "10.2": "6.5",
     "11.0": "7.0",
     "11.1": "7.1",
     "11.2": "7.2",

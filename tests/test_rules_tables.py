@@ -43,7 +43,11 @@ def test_driver_ptx_isa_recipe() -> None:
     assert tables.driver_max_ptx_isa(parse_driver_version("580.65.06")) == PtxIsaVersion(9, 0)
     assert tables.driver_max_ptx_isa(parse_driver_version("575.51.03")) == PtxIsaVersion(8, 8)
     assert tables.driver_max_ptx_isa(parse_driver_version("560.35.03")) == PtxIsaVersion(8, 5)
-    assert tables.driver_max_ptx_isa(parse_driver_version("470.57.02")) == PtxIsaVersion(7, 7)
+    # the table's rows before 11.8 (release notes Table 3 and the PTX ISA release history): a 470 driver is CUDA
+    # 11.4's and JITs ISA 7.4 at most, a 418 driver CUDA 10.1's (6.4); before them only a bound was known (7.7)
+    assert tables.driver_max_ptx_isa(parse_driver_version("470.57.02")) == PtxIsaVersion(7, 4)
+    assert tables.driver_max_ptx_isa(parse_driver_version("418.67")) == PtxIsaVersion(6, 4)
+    assert tables.toolkit_for_driver(parse_driver_version("390.116")) == CudaVersion(9, 1)
     assert tables.toolkit_min_driver(CudaVersion(13, 0)) == parse_driver_version("580.65.06")
     assert tables.toolkit_min_driver(CudaVersion(12, 0), "windows") == parse_driver_version("527.41")
 

@@ -91,8 +91,11 @@ def _known_driver_fixes(driver: DriverVersion) -> list[str]:
     elif floors[11] and floors[12]:
         # below every runtime floor of the table: the cheaper upgrades too (an older GPU's last driver branch may
         # stop short of 580), and no PyTorch index builds for a CUDA this driver runs
+        own = tables.toolkit_for_driver(driver)
+        runs_own = f" (it runs CUDA {own} and older runtimes)" if own is not None else ""
         out.append(
-            f"driver {driver} is older than every CUDA 11+ runtime needs: >= {floors[12]} runs CUDA 12.x builds, "
+            f"driver {driver} is older than every CUDA 11+ runtime needs{runs_own}: >= {floors[12]} runs CUDA 12.x "
+            "builds, "
             f">= {floors[11]} CUDA 11.x builds (minor-version compatibility); no PyTorch index of cudafit's table "
             "(CUDA 11.8 and newer) runs on it"
         )
