@@ -91,3 +91,29 @@ def test_data_is_regenerated_by_the_script(tmp_path: Path) -> None:
     built = json.loads(out)
     for name, doc in built.items():
         assert json.loads((ROOT / "src/cudafit/rules/data" / name).read_text()) == doc
+
+
+def test_an_old_driver_jits_only_its_own_toolkits_ptx(tmp_path: Path) -> None:
+    """PTX ISA 7.4 (CUDA 11.4) on an 8.6 GPU: a 470 driver (CUDA 11.4) JIT-compiles it; a 460 driver (CUDA 11.2, ISA
+    7.2 at most) cannot, although it runs CUDA 11 runtimes.  Before the table had the rows below 11.8, the 460 driver
+    read as JIT-capable (the bound 7.7); a 418 driver (CUDA 10.1) now says 6.4 as well as its runtime floor."""
+    from builders import BASE_FLAGS, elf, entry, fatbin
+    from cudafit.analysis import analyze
+    from cudafit.binary import inspect_path
+    from cudafit.model import Gpu
+    from cudafit.rules.status import Status
+    from cudafit.targets.interface import ScanItem
+
+    so = tmp_path / "k.so"
+    so.write_bytes(elf([(".nv_fatbin", fatbin(entry(1, 80, flags=BASE_FLAGS, code_version=(7, 4))))]))
+    item = ScanItem("k", "1", str(so), inspect_path(str(so)))
+    gpu = [Gpu("GeForce RTX 3090", ComputeCapability(8, 6))]
+
+    def verdict(driver: str) -> tuple[Status, list[str]]:
+        v = analyze([item], gpu, driver=parse_driver_version(driver)).packages[0].verdicts[0]
+        return v.status, [r.code for r in v.reasons]
+
+    assert verdict("470.57.02")[0] is Status.JIT
+    status, codes = verdict("460.27.03")
+    assert status is Status.FAILS and "ptx-isa-too-new-for-driver" in codes
+    assert "ptx-isa-too-new-for-driver" in verdict("418.67")[1]
