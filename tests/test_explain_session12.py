@@ -91,6 +91,9 @@ def test_session12_neighbours_stay_unknown(text: str) -> None:
 def test_a_wrappable_pattern_keeps_classes_quantifiers_and_escapes() -> None:
     assert _wrappable("a ?b [ x]c\\ d e") == "a ?b[ \n][ x]c\\ d[ \n]e"
     assert _wrappable("x {2}y [^ ]+") == "x {2}y[ \n][^ ]+"
+    # "]" first in a class is a member, so the blank after it is still inside the class
+    assert _wrappable("a []x ]b [^] ]c") == "a[ \n][]x ]b[ \n][^] ]c"
+    assert _wrappable("(?x) a b") == "(?x) a b"  # a verbose pattern's blanks are not literal
     rx = re.compile(_wrappable(r"dynamic shared memory size to \d+"))
     assert rx.search("dynamic shared\nmemory size to 4096")
     assert not rx.search("dynamic shared\n\nmemory size to 4096")  # one character for one

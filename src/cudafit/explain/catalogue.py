@@ -86,6 +86,8 @@ def _wrappable(rx: str) -> str:
     pasted into an issue or written by a terminal is often wrapped where a space was ("Failed to set the allowed
     dynamic shared\nmemory size"), and it is the same message.  One character for one, so no pattern gains
     overlapping runs (linear time is kept)."""
+    if "(?x" in rx:  # a verbose pattern's spaces are not literal
+        return rx
     out: list[str] = []
     in_class = escaped = False
     for i, ch in enumerate(rx):
@@ -94,7 +96,8 @@ def _wrappable(rx: str) -> str:
         elif ch == "\\":
             escaped = True
         elif in_class:
-            in_class = ch != "]"
+            # a "]" right after "[" or "[^" is a literal member, not the class's end
+            in_class = ch != "]" or rx[i - 1] == "[" or rx[i - 2 : i] == "[^"
         elif ch == "[":
             in_class = True
         elif ch == " " and rx[i + 1 : i + 2] not in ("?", "*", "+", "{"):
