@@ -506,8 +506,7 @@ def _untargetable(
     older = _newest_major_for(cc)
     if older is None or major is None:  # major None: only when no toolkit in the table targets cc
         since = _toolkits()[0]
-        limits = tables.cc_limits(cc)
-        last = limits.last_cuda_toolkit if limits is not None else None
+        last = tables.last_cuda_toolkit(cc)
         # the compute-capability table knows the last toolkit of a GPU older than every toolkit of the targets table
         nor = f"CUDA {last} was the last toolkit that could" if last else f"nor can any CUDA toolkit from {since} on"
         if major is None:

@@ -182,8 +182,7 @@ def uncoverable_problem(cc: ComputeCapability, names: str, toolkit: str) -> str:
         )
     from cudafit.rules import tables
 
-    limits = tables.cc_limits(cc)
-    last = limits.last_cuda_toolkit if limits is not None else None
+    last = tables.last_cuda_toolkit(cc)
     if last:
         return (
             f"{toolkit} cannot build {sm} for {label}; CUDA {last} was the last toolkit that targets it (older than "

@@ -73,6 +73,9 @@ class CudaVariant:
     driver_floor: DriverVersion
     lowest_arch: SmArch
     current_release: bool = False
+    # the lowest arch PyTorch's own wheels of this index carry (sm_37 for cu118, sm_75 from cu128), which can sit
+    # above the toolkit's; None where the table does not say
+    torch_lowest_arch: SmArch | None = None
 
     def __str__(self) -> str:
         return self.name
@@ -80,6 +83,12 @@ class CudaVariant:
     def can_target(self, cc: ComputeCapability) -> bool:
         """Whether this CUDA can emit code for ``cc`` at all (SASS of the same major, or older PTX)."""
         return cc.major * 10 + cc.minor >= self.lowest_arch.number
+
+    def torch_builds_run_on(self, cc: ComputeCapability) -> bool:
+        """Whether PyTorch's wheels on this index carry code ``cc`` runs: the toolkit targets it and PyTorch's arch
+        list for the index reaches down to it."""
+        lowest = self.torch_lowest_arch or self.lowest_arch
+        return self.can_target(cc) and cc.major * 10 + cc.minor >= lowest.number
 
     def driver_ok(self, driver: DriverVersion | None) -> bool:
         """Whether the driver runs this variant's CUDA runtime (unknown driver: assumed yes)."""
@@ -182,6 +191,7 @@ class _VariantDoc(msgspec.Struct, forbid_unknown_fields=True):
     driver_floor: str
     lowest_arch: str
     current_release: bool
+    torch_lowest_arch: str | None = None
 
 
 class _SourceBuildDoc(msgspec.Struct, forbid_unknown_fields=True):
@@ -219,6 +229,7 @@ def _variant(v: _VariantDoc) -> CudaVariant:
         driver_floor=parse_driver_version(v.driver_floor),
         lowest_arch=parse_sm_arch(v.lowest_arch),
         current_release=v.current_release,
+        torch_lowest_arch=parse_sm_arch(v.torch_lowest_arch) if v.torch_lowest_arch else None,
     )
 
 

@@ -199,6 +199,12 @@ def cc_limits(cc: ComputeCapability) -> CcLimits | None:
     return load_tables().limits.get(cc)
 
 
+def last_cuda_toolkit(cc: ComputeCapability) -> str | None:
+    """The last CUDA toolkit that targets ``cc`` (``None``: still targeted, or a capability not in the table)."""
+    limits = cc_limits(cc)
+    return limits.last_cuda_toolkit if limits is not None else None
+
+
 def is_tegra(cc: ComputeCapability) -> bool:
     """Whether ``cc`` is an integrated (Tegra/Jetson) GPU, where SASS binary compatibility does not apply."""
     lim = cc_limits(cc)

@@ -15,7 +15,6 @@ from cudafit.explain.context import Context
 from cudafit.explain.evidence import Evidence
 from cudafit.explain.extract import arch_number
 from cudafit.model import ComputeCapability, Gpu, parse_compute_capability, parse_sm_arch
-from cudafit.rules.ecosystem import CudaVariant
 
 __all__ = [
     "Ground",
@@ -61,30 +60,12 @@ def real_arch(name: str) -> str | None:
     return str(parsed)
 
 
-def _targetable(cc: ComputeCapability) -> bool:
-    """Whether some CUDA toolkit of cudafit's table (``nvcc --list-gpu-code`` per release) builds code for ``cc``."""
-    from cudafit.rules import tables
-
-    want = f"sm_{cc.arch_number}"
-    return any(want in {str(t) for t in targets} for targets in tables.load_tables().targets.values())
-
-
-# PyTorch's own wheels start above the toolkit's lowest target on some indexes: the CUDA 11.8 builds carry 3.7 and
-# not 3.5 (pytorch/pytorch .ci/manywheel/build_cuda.sh: "5.0;6.0;7.0;7.5;8.0;8.6" plus "3.7;9.0" for 11.8).
-TORCH_BUILD_ARCHS = "pytorch/pytorch:.ci/manywheel/build_cuda.sh"
-_TORCH_LOWEST = {"cu118": 37}
-
-
-def torch_index_runs_on(variant: CudaVariant, cc: ComputeCapability) -> bool:
-    """Whether the PyTorch wheels of ``variant``'s index carry code ``cc`` runs: its toolkit targets the GPU, and
-    PyTorch's arch list for that index reaches down to it."""
-    return variant.can_target(cc) and cc.arch_number >= _TORCH_LOWEST.get(variant.name, 0)
-
-
 def buildable(ccs: Sequence[ComputeCapability]) -> tuple[list[ComputeCapability], list[ComputeCapability]]:
     """(the GPUs one build can cover, those left out): a GPU no toolkit of the table targets is left out beside GPUs
     one does (no build covers both); when none is targetable, all are kept, and the fixes say why."""
-    kept = [cc for cc in ccs if _targetable(cc)]
+    from cudafit.plan import toolkits_targeting
+
+    kept = [cc for cc in ccs if toolkits_targeting(f"sm_{cc.arch_number}")]
     if not kept:
         return list(ccs), []
     return kept, [cc for cc in ccs if cc not in kept]

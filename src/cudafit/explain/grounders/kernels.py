@@ -14,7 +14,6 @@ import re
 from collections.abc import Sequence
 
 from cudafit.actions import WITHOUT_CODE
-from cudafit.explain.catalogue import PYTORCH_INDEX
 from cudafit.explain.context import KernelGap, normalise_package
 from cudafit.explain.evidence import Evidence, KernelMatch
 from cudafit.explain.forms import BUILD_FORM_NAME
@@ -26,7 +25,6 @@ from cudafit.explain.grounders.base import (
     basename,
     describe,
     plan_command,
-    torch_index_runs_on,
 )
 from cudafit.model import ComputeCapability
 from cudafit.rules import tables
@@ -214,32 +212,21 @@ def _torch_ruled_out(g: Ground) -> bool:
     return bool(g.emitters) and all(e in _NOT_TORCH for e in g.emitters)
 
 
-_CU126 = "cu126"
-
-
 def _pre_turing_torch_fix(cc: ComputeCapability) -> str:
-    """The PyTorch index for a GPU below Turing.  PyTorch's CUDA 12.8+ builds start at sm_75, so from Maxwell on the
-    answer is the CUDA 12.6 index; older GPUs need the newest variant whose toolkit still targets them (the ecosystem
-    table's lowest arch, from the toolkits' release notes: cu118 for Kepler sm_35/37), and below every variant's
-    lowest arch (Kepler sm_30, Fermi, Tesla) no PyTorch index can help: the fix then says which toolkit last targeted
-    the GPU (the compute-capability table) instead of naming an index whose builds cannot run there."""
-    eco = load_ecosystem()
-    variant = next((v for v in eco.cuda_variants if v.name == _CU126), None)
-    if variant is not None and variant.can_target(cc):
+    """The PyTorch index for a GPU below Turing: the newest index whose wheels carry code the GPU runs (the ecosystem
+    table's PyTorch arch floor per index: sm_75 from CUDA 12.8, sm_50 before, sm_37 for 11.8), one of the current
+    release's where there is one (cu126 from Maxwell on).  Below every index (Kepler sm_30 and sm_35, Fermi, Tesla)
+    no PyTorch index can help: the fix says which toolkit last targeted the GPU instead of naming an index whose
+    builds cannot run there."""
+    fits = [v for v in load_ecosystem().cuda_variants if v.torch_builds_run_on(cc)]  # newest CUDA first
+    variant = next((v for v in fits if v.current_release), fits[0] if fits else None)
+    if variant is not None:
         return (
-            f"compute capability {cc} needs a PyTorch build made with CUDA 12.6 or older (PyTorch's CUDA 12.8+ builds "
-            f"start at sm_75 and CUDA 13 toolkits cannot target it): pip install torch --index-url "
-            f"{PYTORCH_INDEX}cu126 (verify first: cudafit check torch --index-url {PYTORCH_INDEX}cu126 --gpu {cc})"
+            f"compute capability {cc} needs a PyTorch build made with CUDA {variant.cuda} or older (PyTorch's builds "
+            f"for newer CUDA start above it, and CUDA 13 toolkits cannot target it): pip install torch --index-url "
+            f"{variant.index_url} (verify first: cudafit check torch --index-url {variant.index_url} --gpu {cc})"
         )
-    older = next((v for v in eco.cuda_variants if torch_index_runs_on(v, cc)), None)  # newest CUDA first
-    if older is not None:
-        return (
-            f"compute capability {cc} needs a PyTorch build made with CUDA {older.cuda} or older (newer CUDA toolkits "
-            f"cannot target it): pip install torch --index-url {older.index_url} (verify first: cudafit check torch "
-            f"--index-url {older.index_url} --gpu {cc})"
-        )
-    limits = tables.cc_limits(cc)
-    last = limits.last_cuda_toolkit if limits is not None else None
+    last = tables.last_cuda_toolkit(cc)
     toolkit = f"CUDA {last} was the last toolkit that targets it" if last else "no toolkit in cudafit's table does"
     return (
         f"no PyTorch CUDA index serves compute capability {cc}: {toolkit}, and every index's builds start above it "

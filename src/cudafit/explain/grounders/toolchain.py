@@ -14,7 +14,7 @@ import re
 from cudafit.explain.catalogue import HASHCAT_NVRTC, NVRTC, PYTORCH_INDEX
 from cudafit.explain.context import normalise_package
 from cudafit.explain.extract import arch_number
-from cudafit.explain.grounders.base import Ground, Grounded, default, lines_of, torch_index_runs_on
+from cudafit.explain.grounders.base import Ground, Grounded, default, lines_of
 from cudafit.explain.grounders.projects import PROJECTS, project_fixes
 from cudafit.model import CudaVersion, DriverVersion, parse_cuda_version, parse_driver_version
 from cudafit.rules.ecosystem import load_ecosystem
@@ -95,9 +95,8 @@ def _known_driver_fixes(driver: DriverVersion) -> list[str]:
         runs_own = f" (it runs CUDA {own} and older runtimes)" if own is not None else ""
         out.append(
             f"driver {driver} is older than every CUDA 11+ runtime needs{runs_own}: >= {floors[12]} runs CUDA 12.x "
-            "builds, "
-            f">= {floors[11]} CUDA 11.x builds (minor-version compatibility); no PyTorch index of cudafit's table "
-            "(CUDA 11.8 and newer) runs on it"
+            f"builds, >= {floors[11]} CUDA 11.x builds (minor-version compatibility); no PyTorch index of cudafit's "
+            "table (CUDA 11.8 and newer) runs on it"
         )
     return out
 
@@ -152,16 +151,18 @@ def _capped_gpu_fixes(g: Ground) -> list[str]:
     out: list[str] = []
     for gpu in g.gpus:
         limits = tables.cc_limits(gpu.compute_capability)
-        branch = _LAST_DRIVER_BRANCH.get(limits.architecture) if limits is not None else None
-        if branch is None or floor13 is None or branch >= floor13:
+        if limits is None or floor13 is None:
+            continue
+        branch = _LAST_DRIVER_BRANCH.get(limits.architecture)
+        if branch is None or branch >= floor13:
             continue
         runs = next((m for m in (12, 11) if (tables.runtime_min_driver_branch(m) or 10**6) <= branch), None)
         head = (
-            f"{gpu.name} ({gpu.compute_capability}, {limits.architecture if limits else '?'}) gets no driver past the "
-            f"{branch} branch (NVIDIA's deprecation schedule)"
+            f"{gpu.name} ({gpu.compute_capability}, {limits.architecture}) gets no driver past the {branch} branch "
+            "(NVIDIA's deprecation schedule)"
         )
         variant = load_ecosystem().torch_build_for(runs) if runs is not None else None
-        if runs is not None and variant is not None and torch_index_runs_on(variant, gpu.compute_capability):
+        if runs is not None and variant is not None and variant.torch_builds_run_on(gpu.compute_capability):
             out.append(
                 f"{head}: upgrade to that branch and run a CUDA {runs}.x build, e.g. pip install torch --index-url "
                 f"{variant.index_url} (verify first: cudafit check torch --index-url {variant.index_url} --gpu "
