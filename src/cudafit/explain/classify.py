@@ -341,9 +341,7 @@ def _flash_attention_stub_on_a_newer_gpu(s: _Scoring) -> None:
     low = int(m.group(1))
     # a kernel's printf repeats: every copy's range, and the build's own targets (-gencode ... sm_75), name no GPU
     masked = _FA_UNSUPPORTED_ARCH.sub(" ", s.body)
-    targets = {re.sub(r"[^a-z0-9]", "", a.lower()) for a in s.facts.get("archs", [])}
-    named = [g for g in _gpus_named(s, masked) if re.sub(r"[^a-z0-9]", "", g.text.lower()) not in targets]
-    ccs = [g.compute_capability for g in named]
+    ccs = [g.compute_capability for g in _gpus_beside_targets(s, s.facts.get("archs", []), masked)]
     if ccs and all(cc.major * 10 + cc.minor >= low for cc in ccs):
         _reclassify(s, "capability-guard", "ptx-jit-lower-arch", [FLASH_ATTN_LAUNCH])
 
@@ -649,6 +647,13 @@ def _gpus_named(s: _Scoring, text: str | None = None) -> list[GpuMention]:
     facts first; ``text`` replaces the body where parts of it name targets rather than GPUs."""
     facts = [(g["name"], g["compute_capability"]) for g in s.facts.get("gpus", [])]
     return list(iter_gpu_mentions(s.body if text is None else text, facts))
+
+
+def _gpus_beside_targets(s: _Scoring, targets: Sequence[str], text: str | None = None) -> list[GpuMention]:
+    """The GPUs the log names (:func:`_gpus_named`) that are not one of the build's ``targets`` written as an SM
+    name ("sm_75" in a -gencode flag names a target, not a GPU)."""
+    names = {re.sub(r"[^a-z0-9]", "", t.lower()) for t in targets}
+    return [g for g in _gpus_named(s, text) if re.sub(r"[^a-z0-9]", "", g.text.lower()) not in names]
 
 
 def _decide(s: _Scoring, cat_id: str, lines: Sequence[str], sources: Sequence[str], floor: float = 3.0) -> None:
@@ -1089,8 +1094,7 @@ def _af_target_beside_failure(s: _Scoring) -> float:
         # failure one family's code met the other's GPU (the SM names are the targets, not GPUs to check them on)
         return 2.25
     # the targets' own SM names ("sm_90a") are no GPU; GPUs named in prose ("the 4090") are
-    target_names = {re.sub(r"[^a-z0-9]", "", str(t).lower()) for t in targets}
-    named = [g for g in _gpus_named(s) if re.sub(r"[^a-z0-9]", "", g.text.lower()) not in target_names]
+    named = _gpus_beside_targets(s, [str(t) for t in targets])
     ccs = [g.compute_capability for g in named]
     for g in s.facts.get("mentioned_gpus", []):
         try:
