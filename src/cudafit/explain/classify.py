@@ -69,6 +69,7 @@ from cudafit.explain.forms import (
     UNRELATED_WORDS,
     iter_forms,
 )
+from cudafit.explain.hw_features import iter_features_lacking
 from cudafit.explain.lexicon import VOCABULARIES, iter_vocabulary_lines
 from cudafit.model import (
     ComputeCapability,
@@ -1283,6 +1284,25 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
         _adopt_mentioned_gpus(s)  # the GPUs the finding judged: its fixes name their compute capabilities
 
 
+def _feature_the_named_gpu_lacks(s: _Scoring) -> None:
+    """Nothing matched, and a line denies a hardware feature (FP16, bfloat16, FP8, tensor cores, ...) while the
+    text names a GPU that lacks it by NVIDIA's tables (:mod:`.hw_features`): a check of that GPU turned the feature
+    off or refused it (TensorRT's ``platformHasFastFp16``, Paddle-TRT's FP16 check), whatever its words -- unless
+    the text names an unrelated failure."""
+    if s.settled or any(score >= MIN_SCORE for score, _lines in s.scores.values()):
+        return
+    if UNRELATED_WORDS.search(s.body) or _unrelated_errors(s.facts):
+        return
+    gpus = [
+        GpuMention(parse_compute_capability(g["compute_capability"]), g["name"])
+        for g in [*s.facts.get("gpus", []), *s.facts.get("mentioned_gpus", [])]
+    ] + _gpus_named(s)
+    lacking = list(iter_features_lacking(s.body, gpus))
+    if lacking:
+        s.facts["features_lacking"] = [f"{f.name}: {g}" for f, g, _line in lacking]
+        _decide(s, "capability-guard", [line for _f, _g, line in lacking], [f.source for f, _g, _l in lacking], 2.0)
+
+
 _LINE_FAILURE = re.compile(
     r"\b(?:error|errors|fail(?:s|ed|ure|ing)?|fatal|abort(?:s|ed)?|exception|crash(?:es|ed)?|cannot|can'?t|unable)\b"
     r"|\w+(?:Error|Exception)\b",
@@ -1355,6 +1375,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _message_cut_short,
     _cuda_build_on_a_machine_without_gpu,
     _ptx_the_named_gpu_cannot_jit,
+    _feature_the_named_gpu_lacks,
     _forms_when_nothing_matched,
     _vocabulary_when_nothing_matched,
     _guard_on_a_mixed_host,  # again: a guard read from its form alone ("... only supported on GPUs with compute capab")

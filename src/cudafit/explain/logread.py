@@ -64,6 +64,10 @@ KEYWORDS: tuple[bytes, ...] = (
     # second card added or hidden; an artefact built on one GPU; two numberings; a generation required
     b"work", b"second", b"heterogene", b"hide", b"hiding", b"built", b"created", b"generated", b"exported",
     b"serializ", b"mix", b"order", b"index", b"indices", b"numbering", b"supported", b"instead",
+    # hardware features a check denies on a GPU that lacks them (explain/hw_features.py): "platform does not have
+    # FP16 support" holds none of the words above
+    b"fp16", b"float16", b"half precision", b"half-precision", b"bf16", b"fp8", b"float8", b"fp4", b"int8", b"dp4a",
+    b"tf32", b"tensor core", b"wmma",
 )  # fmt: skip
 
 

@@ -29,6 +29,7 @@ from cudafit.explain.grounders.base import (
     real_arch,
 )
 from cudafit.explain.grounders.projects import project_fixes
+from cudafit.explain.hw_features import feature_named
 from cudafit.model import Gpu, parse_compute_capability
 from cudafit.rules import tables
 
@@ -287,6 +288,17 @@ def ground_capability_guard(g: Ground) -> Grounded:
         )
     if need and g.gpus:
         _below_minimum(out, g, need)
+    entries = [entry.partition(": ") for entry in ev.get("features_lacking", [])]
+    lacking = [(f, gpu) for name, _sep, gpu in entries if (f := feature_named(name)) is not None]
+    if lacking:
+        # NVIDIA's tables say the GPU lacks what the check denied: the check is right, and the way out is to run
+        # without the feature (the generic "the guard may be wrong" fixes do not apply)
+        out.cause = "; ".join(
+            f"{gpu} has no {f.name}, which NVIDIA's tables give to {f.held_by}" for f, gpu in lacking
+        ) + ": the library's check is right to turn it off or refuse it here"
+        out.fixes = [f.instead for f, _gpu in lacking] + [
+            f"or run on a GPU that has it ({lacking[0][0].held_by}): cudafit gpus shows each GPU's compute capability"
+        ]
     if any("tensorrt" in src for src in ev.get("sources", [])):
         out.fixes.insert(
             0,
