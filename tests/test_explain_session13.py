@@ -4,6 +4,8 @@ reading."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from cudafit.explain import classify
@@ -94,3 +96,84 @@ def test_the_fix_is_to_run_without_the_feature() -> None:
     assert "Tesla T4 (7.5) has no bfloat16" in finding.cause
     assert finding.fixes[0].startswith("use float16")
     assert not any("guard is wrong" in fix for fix in finding.fixes)
+
+
+# -- libraries' ranges of GPUs (src/cudafit/explain/data/library_support.json) --------------------------------------
+
+
+def test_the_library_table_follows_its_schema_and_cites_a_source_per_row() -> None:
+    import json
+    from importlib.resources import files
+
+    import jsonschema
+
+    data = json.loads(files("cudafit.explain").joinpath("data/library_support.json").read_text())
+    schema = json.loads(files("cudafit.explain").joinpath("data/library_support.schema.json").read_text())
+    jsonschema.validate(data, schema)
+    from cudafit.explain.libraries import load_library_support
+
+    rows = load_library_support()
+    assert len(rows) == len(data["libraries"])
+    # a documentation page, or a file of the project's repository ("owner/repo:path")
+    assert [r.id for r in rows if not re.match(r"https://|[\w.-]+/[\w.-]+:\S", r.source)] == []
+
+
+@pytest.mark.parametrize(
+    ("library", "serves", "refuses"),
+    [
+        ("deepgemm", ["9.0", "10.0", "10.3"], ["8.0", "8.9", "12.0", "12.1"]),
+        ("flash-attn-2", ["8.0", "8.6", "9.0", "12.0"], ["7.5", "7.0", "6.1"]),
+        ("sageattention", ["8.0", "8.6", "8.9", "9.0", "12.0"], ["7.5", "8.7", "10.0"]),
+        ("torch-inductor-triton", ["7.0", "7.5"], ["6.1", "5.2"]),
+        ("jax-cuda13", ["7.5", "12.0"], ["7.0", "6.1"]),
+    ],
+)
+def test_library_ranges(library: str, serves: list[str], refuses: list[str]) -> None:
+    from cudafit.explain.libraries import load_library_support
+
+    row = next(r for r in load_library_support() if r.id == library)
+    assert [cc for cc in serves if not row.serves(parse_compute_capability(cc))] == []
+    assert [cc for cc in refuses if row.serves(parse_compute_capability(cc))] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # DeepGEMM serves SM90 and SM100 only: its assertion on a 12.0 card, whatever its words
+        (
+            "File \"deep_gemm/__init__.py\", line 40, in fp8_gemm_nt\nRuntimeError: Assertion error "
+            "(csrc/jit_kernels/heuristics/common.hpp:61): Unknown recipe\nGPU: NVIDIA GeForce RTX 5080",
+            "capability-guard",
+        ),
+        # SageAttention's dispatch knows 8.0, 8.6, 8.9, 9.0, 12.0, 12.1 only
+        ("sageattn(q, k, v) fails on my Tesla T4 with a RuntimeError", "capability-guard"),
+        # torch.compile's Triton backend needs 7.0
+        ("torch.compile(model) crashes on a GTX 1080 Ti: BackendCompilerFailed", "capability-guard"),
+        # JAX's CUDA 13 wheels start at 7.5: a V100 meets a build without code for it
+        (
+            "pip install jax[cuda13]\nRuntimeError: jaxlib failed to run the first computation on Tesla V100",
+            "no-kernel-image",
+        ),
+    ],
+)
+def test_a_failure_beside_a_library_and_a_gpu_outside_its_range(text: str, expected: str) -> None:
+    finding = classify(text)[0]
+    assert finding.category == expected
+    assert "library_range" in finding.evidence
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a GPU the library serves: the failure is something else
+        "File \"deep_gemm/__init__.py\", line 40\nRuntimeError: Unknown recipe\nGPU: NVIDIA H100 80GB HBM3",
+        # no failure: a statement of what the library runs on
+        "I use sageattn on a Tesla T4 and an RTX 4090",
+        # an unrelated failure beside it
+        "torch.compile(model) on a GTX 1080 Ti: CUDA out of memory. Tried to allocate 2.00 GiB",
+        # no GPU named
+        "File \"deep_gemm/__init__.py\", line 40\nRuntimeError: Assertion error: Unknown recipe",
+    ],
+)
+def test_neighbours_of_a_library_outside_its_range(text: str) -> None:
+    assert "library_range" not in classify(text)[0].evidence

@@ -71,6 +71,7 @@ from cudafit.explain.forms import (
 )
 from cudafit.explain.hw_features import iter_features_lacking
 from cudafit.explain.lexicon import VOCABULARIES, iter_vocabulary_lines
+from cudafit.explain.libraries import iter_libraries_refusing
 from cudafit.model import (
     ComputeCapability,
     CudaVersion,
@@ -1284,6 +1285,13 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
         _adopt_mentioned_gpus(s)  # the GPUs the finding judged: its fixes name their compute capabilities
 
 
+def _facts_and_named_gpus(s: _Scoring) -> list[GpuMention]:
+    """The GPUs the text lists or names in prose (the ``gpus`` and ``mentioned_gpus`` facts), then those it names by
+    SM number, compute capability or product (:func:`_gpus_named`)."""
+    listed = [*s.facts.get("gpus", []), *s.facts.get("mentioned_gpus", [])]
+    return [GpuMention(parse_compute_capability(g["compute_capability"]), g["name"]) for g in listed] + _gpus_named(s)
+
+
 def _feature_the_named_gpu_lacks(s: _Scoring) -> None:
     """Nothing matched, and a line denies a hardware feature (FP16, bfloat16, FP8, tensor cores, ...) while the
     text names a GPU that lacks it by NVIDIA's tables (:mod:`.hw_features`): a check of that GPU turned the feature
@@ -1293,11 +1301,7 @@ def _feature_the_named_gpu_lacks(s: _Scoring) -> None:
         return
     if UNRELATED_WORDS.search(s.body) or _unrelated_errors(s.facts):
         return
-    gpus = [
-        GpuMention(parse_compute_capability(g["compute_capability"]), g["name"])
-        for g in [*s.facts.get("gpus", []), *s.facts.get("mentioned_gpus", [])]
-    ] + _gpus_named(s)
-    lacking = list(iter_features_lacking(s.body, gpus))
+    lacking = list(iter_features_lacking(s.body, _facts_and_named_gpus(s)))
     if lacking:
         s.facts["features_lacking"] = [f"{f.name}: {g}" for f, g, _line in lacking]
         _decide(s, "capability-guard", [line for _f, _g, line in lacking], [f.source for f, _g, _l in lacking], 2.0)
@@ -1335,6 +1339,22 @@ def _vocabulary_when_nothing_matched(s: _Scoring) -> None:
     cat_id = max(found, key=lambda c: (len(found[c]), -order.index(c)))
     _decide(s, cat_id, found[cat_id][:3], [sources[cat_id]], MIN_SCORE)
     s.facts["forms"] = [f"the {cat_id} vocabulary on one line"]
+
+
+def _library_outside_its_range(s: _Scoring) -> None:
+    """Nothing matched, not even a form: a failure beside a library whose kernels serve a range of GPUs that every
+    GPU the text names lies outside (:mod:`.libraries`, each range from the library's README, build files or
+    check) is that library refusing the GPU, or its build lacking code for it -- unless the text names an unrelated
+    failure."""
+    if s.settled or any(score >= MIN_SCORE for score, _lines in s.scores.values()):
+        return
+    if UNRELATED_WORDS.search(s.body) or _unrelated_errors(s.facts) or not FAILURE.search(s.body):
+        return
+    found = list(iter_libraries_refusing(s.body, _facts_and_named_gpus(s)))
+    if found:
+        lib, gpu, line = found[0]
+        s.facts["library_range"] = f"{lib.id} serves {lib.describe()} ({lib.scope}); {gpu} is outside it"
+        _decide(s, lib.reading, [line], [lib.source], MIN_SCORE)
 
 
 # The precedence rules, applied in this order after the patterns' weights are summed: each picks the root
@@ -1378,6 +1398,7 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _feature_the_named_gpu_lacks,
     _forms_when_nothing_matched,
     _vocabulary_when_nothing_matched,
+    _library_outside_its_range,
     _guard_on_a_mixed_host,  # again: a guard read from its form alone ("... only supported on GPUs with compute capab")
 )
 

@@ -108,6 +108,7 @@ class Facts(TypedDict, total=False):
     devices: list[str]
     missing_device: MissingDevice
     triton: bool
+    library_range: str  # a library's range of GPUs and the GPU outside it (classify writes it)
     features_lacking: list[str]  # hardware features denied beside a GPU lacking them (classify writes it)
     forms: list[str]  # the forms of :mod:`cudafit.explain.forms` that decided the finding (classify writes it)
 

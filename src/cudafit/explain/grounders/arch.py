@@ -299,6 +299,14 @@ def ground_capability_guard(g: Ground) -> Grounded:
         out.fixes = [f.instead for f, _gpu in lacking] + [
             f"or run on a GPU that has it ({lacking[0][0].held_by}): cudafit gpus shows each GPU's compute capability"
         ]
+    if ev.get("library_range") and not lacking:
+        library = ev["library_range"].split(" ", 1)[0]
+        out.cause = f"{ev['library_range']}: the library refuses the GPU, or was handed work it has no kernels for"
+        # the table says the GPU is outside the library's range: "the guard may be wrong" does not apply
+        out.fixes = [
+            f"run this work without {library} on this GPU (the caller's other path: another backend, kernel or "
+            "quantization), or on a GPU it serves",
+        ]
     if any("tensorrt" in src for src in ev.get("sources", [])):
         out.fixes.insert(
             0,
