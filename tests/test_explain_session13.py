@@ -177,3 +177,22 @@ def test_a_failure_beside_a_library_and_a_gpu_outside_its_range(text: str, expec
 )
 def test_neighbours_of_a_library_outside_its_range(text: str) -> None:
     assert "library_range" not in classify(text)[0].evidence
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["fp16 ", "bf16 not ", "deep_gemm RTX 5080 error ", "GTX 950 fp16 ", "fp16" + " " * 70],
+)
+def test_a_long_line_of_features_or_libraries_reads_in_linear_time(unit: str) -> None:
+    """Each feature name reads a window around it, never its whole line: a line of a hundred thousand "fp16"s costs
+    linear time."""
+    import time
+
+    def took(n: int) -> float:
+        start = time.perf_counter()
+        classify(unit * (n // len(unit)))
+        return time.perf_counter() - start
+
+    small, large = took(25_000), took(100_000)
+    assert large < 8.0
+    assert large < 6 * max(small, 0.05)

@@ -148,10 +148,13 @@ _DENIAL_RX = re.compile(_DENIAL, re.I)
 _REACH = 60
 
 
-def _denied(line: str, start: int, end: int) -> bool:
-    """Whether a denial stands within reach of the feature's name at ``start``-``end`` of ``line``."""
-    before = line[max(0, start - _REACH) : start]
-    after = line[end : end + _REACH]
+def _denied(text: str, start: int, end: int) -> bool:
+    """Whether a denial stands within reach of the feature's name at ``start``-``end``, on its line (only the
+    window is read, so that a long line full of feature names costs linear time)."""
+    before = text[max(0, start - _REACH) : start]
+    before = before[before.rfind("\n") + 1 :]
+    after = text[end : end + _REACH]
+    after = after.split("\n", 1)[0]
     return bool(_DENIAL_RX.search(before) or _DENIAL_RX.search(after))
 
 
@@ -167,10 +170,7 @@ def iter_features_lacking(text: str, gpus: Iterable[GpuMention]) -> Iterator[tup
         index = int(next(k for k, v in m.groupdict().items() if v is not None)[1:])
         if index in seen:
             continue
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        line_end = text.find("\n", m.end())
-        line = text[line_start : len(text) if line_end < 0 else line_end]
-        if not _denied(line, m.start() - line_start, m.end() - line_start):
+        if not _denied(text, m.start(), m.end()):
             continue
         seen.add(index)
         feature = HW_FEATURES[index]
