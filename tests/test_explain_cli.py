@@ -61,10 +61,10 @@ def test_markdown(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_terminal_text_escapes_brackets(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
-    rc = main(["explain", "[rank0]: RuntimeError: CUDA error: invalid device function [/bold]", "--no-probe"])
+    rc = main(["explain", "[worker0] RuntimeError: CUDA error: invalid device function [/bold]", "--no-probe"])
     out = capsys.readouterr().out
     assert rc == 0
-    assert "[rank0]: RuntimeError: CUDA error: invalid device function [/bold]" in out
+    assert "[worker0] RuntimeError: CUDA error: invalid device function [/bold]" in out
     assert "\x1b[" not in out
     assert "fix 1:" in out
 

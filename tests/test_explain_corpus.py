@@ -133,8 +133,10 @@ def test_every_record_explains_to_valid_json() -> None:
 # The fifth blind batch (`issue-18-session8-blind`, 11 unrelated errors) measured 5 of its unrelated errors given a
 # category when it was committed, by the classifier the session began with: the held-out part is never read record by
 # record, so those stay counted, and this number may only go down.  The sixth (`issue-18-session9-blind`, 9 unrelated
-# errors) measured 3 given a category when it was committed (3 with the session's starting classifier too).
-HELD_OUT_UNRELATED_MISSES = 8
+# errors) measured 3 given a category when it was committed (3 with the session's starting classifier too).  The
+# eighth (`issue-18-session13-blind`, 5 unrelated errors, both of those given a category in its held-out half)
+# measured 2 given a category when it was committed, with the session's starting classifier too.
+HELD_OUT_UNRELATED_MISSES = 10
 # Development records the classifier still gives a category, each a message whose words are those of a compatibility
 # failure while its thread found another cause: LLVM's NVPTX back end emitting an sm_80 instruction for sm_72 (ptxas:
 # "Modifier '.NaN' requires .target sm_80"), cuBLAS' CUBLAS_STATUS_NOT_SUPPORTED from an alignment check on a pointer

@@ -4,7 +4,9 @@ reading."""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -186,13 +188,101 @@ def test_neighbours_of_a_library_outside_its_range(text: str) -> None:
 def test_a_long_line_of_features_or_libraries_reads_in_linear_time(unit: str) -> None:
     """Each feature name reads a window around it, never its whole line: a line of a hundred thousand "fp16"s costs
     linear time."""
+    _assert_linear(lambda n: classify(unit * (n // len(unit))), 25_000, limit=8.0, floor=0.05)
+
+
+def _assert_linear(run: Callable[[int], object], n: int, *, limit: float, floor: float) -> None:
+    """``run`` on 4n units takes under ``limit`` seconds and under six times what n units take."""
     import time
 
-    def took(n: int) -> float:
+    def took(size: int) -> float:
         start = time.perf_counter()
-        classify(unit * (n // len(unit)))
+        run(size)
         return time.perf_counter() - start
 
-    small, large = took(25_000), took(100_000)
-    assert large < 8.0
-    assert large < 6 * max(small, 0.05)
+    small, large = took(n), took(4 * n)
+    assert large < limit
+    assert large < 6 * max(small, floor)
+
+
+# -- pastes as they arrive: a browser's spaces, HTML, structured logs, runners' line prefixes ------------------------
+
+_PLAIN = [
+    # PyTorch's cpp_extension check, wrapped as it prints: a prefix on each line must not break the wrapped sentence
+    (
+        "RuntimeError:\nThe detected CUDA version (12.4) mismatches the version that was used to compile\n"
+        "PyTorch (11.8). Please make sure to use the same CUDA versions.",
+        "toolkit-mismatch",
+    ),
+    (">>> import tensorflow as tf\n>>> tf.test.is_built_with_cuda()\nFalse", "wrong-framework-build"),
+    (
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call",
+        "no-kernel-image",
+    ),
+    (
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU "
+        "driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx",
+        "driver-too-old",
+    ),
+    (
+        'AssertionError: Torch not compiled with CUDA enabled\n  File "app.py", line 3, in <module>',
+        "wrong-framework-build",
+    ),
+    (
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 131072, Hardware limit: "
+        "101376. Reducing block sizes or `num_stages` may help.",
+        "shared-memory-limit",
+    ),
+]
+
+
+def _lines(prefix: str) -> Callable[[str], str]:
+    return lambda text: "\n".join(prefix + line for line in text.split("\n"))
+
+
+_PASTES: dict[str, Callable[[str], str]] = {
+    "no-break spaces": lambda t: t.replace(" ", "\u00a0"),
+    "zero-width spaces": lambda t: t.replace(": ", ":\u200b "),
+    "HTML references": lambda t: t.replace('"', "&quot;").replace("'", "&#39;").replace("<", "&lt;"),
+    "a JSON log line": lambda t: json.dumps({"level": "error", "ts": 1717, "msg": t}),
+    "escaped newlines on one line": lambda t: t.replace("\n", "\\n"),
+    "torch.distributed ranks": _lines("[rank3]: "),
+    "Ray workers": _lines("(RayWorkerWrapper pid=41235, ip=10.0.0.7) "),
+    "vLLM workers": _lines("(VllmWorker rank=1 pid=4321) ERROR 08-30 07:32:02 [multiproc_executor.py:512] "),
+    "Docker Compose": _lines("inference-1  | "),
+    "kubelet CRI logs": _lines("2024-05-01T10:00:00.123456789Z stderr F "),
+    "Python logging": _lines("ERROR:root:"),
+    "a Markdown quote": _lines("> "),
+    "a quote of a rank's line": _lines("> [rank0]: "),
+    "inline code per line": lambda t: "\n".join(f"`{line}`" for line in t.split("\n")),
+}
+
+
+@pytest.mark.parametrize("paste", sorted(_PASTES))
+@pytest.mark.parametrize(("text", "expected"), _PLAIN)
+def test_a_paste_reads_as_the_plain_message(paste: str, text: str, expected: str) -> None:
+    assert classify(text)[0].category == expected
+    assert classify(_PASTES[paste](text))[0].category == expected
+
+
+def test_clean_keeps_what_is_not_a_paste_artefact() -> None:
+    from cudafit.explain.extract import clean
+
+    # a Windows path's "\nvidia" is no escaped newline; its separators become "/"
+    assert clean("C:\\new\\nvidia\\bin\\nvcc.exe failed") == "C:/new/nvidia/bin/nvcc.exe failed"
+    # a backtick inside a line is the message's own (xformers' operator names)
+    assert clean("`fa3F@0.0.0` is not supported because:") == "`fa3F@0.0.0` is not supported because:"
+    # a table row of nvidia-smi, a shell prompt's ">>>" and a C++ "->" stay readable
+    assert clean("|   0  NVIDIA GeForce RTX 3090    Off |") == "|   0  NVIDIA GeForce RTX 3090    Off |"
+    assert clean(">>> import torch") == "import torch"
+    # a JSON line that is not a log's (a list, a number) and a line that only looks like JSON stay as written
+    assert clean('[1, 2, "sm_90"]') == '[1, 2, "sm_90"]'
+    assert clean("{not json}") == "{not json}"
+
+
+@pytest.mark.parametrize("unit", ["\\n ", "&quot;", "[rank0]: ", "\u00a0", '{"msg": "\\n"}\n', "> "])
+def test_cleaning_a_long_paste_takes_linear_time(unit: str) -> None:
+    from cudafit.explain.extract import clean
+
+    _assert_linear(lambda n: clean(unit * (n // len(unit))), 250_000, limit=4.0, floor=0.02)

@@ -11,6 +11,7 @@ names, codes and strings are those of ``cudaGetErrorName`` / ``cudaGetErrorStrin
 from __future__ import annotations
 
 import functools
+import html
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -46,8 +47,44 @@ _TIMESTAMP = re.compile(
     r"|[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+[ \t]+\d+[ \t]+\S+\])[ \t]*",
     re.M,
 )
-# Full-width punctuation that Chinese/Japanese write-ups put around the English message.
-_WIDE = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "：": ": ", "，": ", ", "（": " (", "）": ") "})
+# Full-width punctuation that Chinese/Japanese write-ups put around the English message; the spaces a page copied
+# from a browser carries (no-break, thin, ideographic) and the invisible characters it may (zero-width, BOM); the
+# backticks of Markdown's inline code ("`torch.cuda.is_available()` returns False").
+_WIDE = str.maketrans(
+    {
+        "“": '"', "”": '"', "‘": "'", "’": "'", "：": ": ", "，": ", ", "（": " (", "）": ") ",
+        "\u00a0": " ", "\u2007": " ", "\u2009": " ", "\u200a": " ", "\u202f": " ", "\u205f": " ", "\u3000": " ",
+        "\u2002": " ", "\u2003": " ", "\u200b": None, "\u200c": None, "\u200d": None, "\u2060": None,
+        "\ufeff": None,
+    }
+)  # fmt: skip
+# What multi-process and containerised runs put before each line of a program's output, and a reply's quoting:
+# torch.distributed's "[rank0]:", Ray's "(RayWorkerWrapper pid=1234, ip=10.0.0.1)" and vLLM's "(VllmWorker rank=1
+# pid=4321)", vLLM's "ERROR 08-30 07:32:02 [file.py:512]" (older releases: "... file.py:512]"), Python logging's
+# "ERROR:root:", Docker Compose's "app-1  | ", the kubelet's CRI log "stderr F " after its timestamp, Markdown's
+# "> ".  Each is taken off its line (repeatedly: "> [rank0]: ..."), leaving the program's own words where a pattern
+# expects them.
+_LINE_PREFIX = re.compile(
+    r"^[ \t]*(?:"
+    r"\[rank\s?\d{1,5}\]:?"
+    r"|\((?:pid=\d{1,9}|[\w.-]{1,60}(?:\s+(?:rank|tp|pp|dp)=\d{1,5}){0,3}\s+pid=\d{1,9})(?:,\s*ip=[\d.:a-fA-F]{1,45})?\)"
+    r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+\d{2}-\d{2}\s+\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?"
+    r"(?:\s+(?:\[[^\]\n]{1,120}\]|[\w./-]{1,120}:\d{1,6}\]))?"
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,60}:"
+    r"|[\w.-]{1,60}[-_]\d{1,4}[ \t]{1,20}\|"
+    r"|(?:stdout|stderr)[ \t]+[FP](?=[ \t])"
+    r"|>(?=[ \t>]|$)"
+    r")[ \t]*",
+    re.M,
+)
+# a line quoted whole as Markdown's inline code ("`RuntimeError: ...`"); a backtick inside the line stays (xformers'
+# "`fa3F@0.0.0` is not supported because:")
+_INLINE_CODE_LINE = re.compile(r"^([ \t]*)`([^`\n]+)`[ \t]*$", re.M)
+# HTML's character references, as a page's source or a scraped export writes quotes and brackets.
+_HTML_ENTITY = re.compile(r"&(?:quot|amp|lt|gt|apos|nbsp|#\d{2,4}|#x[0-9a-fA-F]{2,4});")
+_ESCAPED_NEWLINE = re.compile(r"(?:\\r)?\\n")
+# an escaped newline that starts a line of output ("\\nTraceback", "\\n  File"), not a Windows path's "\\nvidia"
+_ESCAPED_LINE_START = re.compile(r"\\n(?=[A-Z0-9 \t\"'\[(<>*=#-]|\\|$)")
 
 
 @dataclass(frozen=True)
@@ -137,11 +174,52 @@ ARCHITECTURE_MIN_CC: dict[str, str] = {
 }
 
 
+def _json_line(line: str) -> str:
+    """A structured log's line (one JSON object) as the output its string values hold; any other line as it is."""
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        return line
+    if not isinstance(doc, dict):
+        return line
+    values = [v for v in doc.values() if isinstance(v, str)]
+    return "\n".join(values) if values else line
+
+
+def _unescaped(text: str) -> str:
+    """The output an escaped log holds: a structured log's JSON lines (``{"level": "error", "msg": "...\\n..."}``)
+    give their string values, decoded; a text without a newline of its own that writes two or more as ``\\n``
+    gets them back (and its escaped quotes and tabs)."""
+    if "\\" not in text:
+        return text
+    if "{" in text:
+        text = "\n".join(
+            _json_line(line) if line.lstrip().startswith("{") and line.rstrip().endswith("}") else line
+            for line in text.split("\n")
+        )
+    if "\n" not in text.strip() and len(_ESCAPED_LINE_START.findall(text, 0, 200_000)) >= 2:
+        text = _ESCAPED_NEWLINE.sub("\n", text).replace('\\"', '"').replace("\\t", "\t")
+    return text
+
+
 def clean(text: str) -> str:
-    """Strip ANSI colours and leading timestamps; unify Windows separators and wide punctuation."""
+    """Strip ANSI colours, leading timestamps and the prefixes runners and replies put before each line; decode
+    escaped output and HTML character references; unify Windows separators, wide punctuation and a browser's
+    spaces."""
     text = _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+    text = _unescaped(text)
+    if "&" in text and _HTML_ENTITY.search(text):
+        text = html.unescape(text)
+    text = text.translate(_WIDE)
     text = _TIMESTAMP.sub("", text)
-    return text.translate(_WIDE).replace("\\\\", "/").replace("\\", "/")
+    for _ in range(3):  # "> [rank0]: ...", "2024-...Z stderr F (RayWorker pid=1) ..."
+        stripped = _LINE_PREFIX.sub("", _TIMESTAMP.sub("", text))
+        if "`" in stripped:
+            stripped = _INLINE_CODE_LINE.sub(r"\1\2", stripped)
+        if stripped == text:
+            break
+        text = stripped
+    return text.replace("\\\\", "/").replace("\\", "/")
 
 
 def arch_number(arch: str) -> int:
