@@ -286,3 +286,23 @@ def test_cleaning_a_long_paste_takes_linear_time(unit: str) -> None:
     from cudafit.explain.extract import clean
 
     _assert_linear(lambda n: clean(unit * (n // len(unit))), 250_000, limit=4.0, floor=0.02)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # GPUs named in a user's words ("rtx 4090", "a100 80gb") count as the GPUs the log names
+        ("the tcgen05 kernels crash on my rtx 4090 with an error", "arch-specific-mismatch"),
+        ("uses wgmma, fails on an a100 80gb with an illegal instruction error", "arch-specific-mismatch"),
+        ("CUDA_ERROR_INVALID_PTX on my gtx 1080 ti", "no-kernel-image"),
+        # ... but PTX said to be made on another GPU is a mixed host's, not this GPU's missing code
+        ("CUDA_ERROR_INVALID_PTX: built on the T4 box, run on the V100 box", "mixed-gpu"),
+    ],
+)
+def test_gpus_in_prose_are_gpus_the_log_names(text: str, expected: str) -> None:
+    assert classify(text)[0].category == expected
+
+
+def test_invalid_ptx_beside_two_gpus_is_not_read_as_one_gpu_s_missing_code() -> None:
+    text = "RuntimeError: CUDA_ERROR_INVALID_PTX\nGPU 0: NVIDIA GeForce GTX 1080\nGPU 1: NVIDIA GeForce RTX 3090"
+    assert classify(text)[0].category != "no-kernel-image"

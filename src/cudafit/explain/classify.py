@@ -648,6 +648,8 @@ def _gpus_named(s: _Scoring, text: str | None = None) -> list[GpuMention]:
     """The GPUs the log names (:func:`~cudafit.explain.arch_features.iter_gpu_mentions`), the extracted ``gpus``
     facts first; ``text`` replaces the body where parts of it name targets rather than GPUs."""
     facts = [(g["name"], g["compute_capability"]) for g in s.facts.get("gpus", [])]
+    if text is None:
+        facts += [(g["name"], g["compute_capability"]) for g in s.facts.get("mentioned_gpus", [])]
     return list(iter_gpu_mentions(s.body if text is None else text, facts))
 
 
@@ -1119,7 +1121,12 @@ def _ptx_the_named_gpu_cannot_jit(s: _Scoring) -> None:
     if s.settled or any(score >= MIN_SCORE for score, _lines in s.scores.values()):
         return
     named = 218 in _named_codes(s.facts) or _INVALID_PTX.search(s.body) is not None
-    if not named or _unrelated_errors(s.facts) - {218} or not _gpus_named(s):
+    gpus = _gpus_named(s)
+    # GPUs of two compute capabilities, or PTX said to be made on another GPU: the other card's code is as likely,
+    # a mixed host's reading (the forms')
+    if not named or _unrelated_errors(s.facts) - {218} or len({g.compute_capability for g in gpus}) != 1:
+        return
+    if _BUILT_ON_A_GPU.search(s.body):
         return
     line = next((ln.strip()[:300] for ln in s.body.splitlines() if _INVALID_PTX.search(ln)), "")
     _decide(s, "no-kernel-image", [line], [CUDRV], 2.0)
