@@ -244,6 +244,7 @@ def _lines(prefix: str) -> Callable[[str], str]:
 _PASTES: dict[str, Callable[[str], str]] = {
     "no-break spaces": lambda t: t.replace(" ", "\u00a0"),
     "zero-width spaces": lambda t: t.replace(": ", ":\u200b "),
+    "double spaces": lambda t: t.replace(" ", "  "),
     "HTML references": lambda t: t.replace('"', "&quot;").replace("'", "&#39;").replace("<", "&lt;"),
     "a JSON log line": lambda t: json.dumps({"level": "error", "ts": 1717, "msg": t}),
     "escaped newlines on one line": lambda t: t.replace("\n", "\\n"),
@@ -267,21 +268,25 @@ def test_a_paste_reads_as_the_plain_message(paste: str, text: str, expected: str
 
 
 def test_clean_keeps_what_is_not_a_paste_artefact() -> None:
-    from cudafit.explain.extract import clean
+    from cudafit.explain.extract import clean, extract_facts
 
     # a Windows path's "\nvidia" is no escaped newline; its separators become "/"
     assert clean("C:\\new\\nvidia\\bin\\nvcc.exe failed") == "C:/new/nvidia/bin/nvcc.exe failed"
     # a backtick inside a line is the message's own (xformers' operator names)
     assert clean("`fa3F@0.0.0` is not supported because:") == "`fa3F@0.0.0` is not supported because:"
-    # a table row of nvidia-smi, a shell prompt's ">>>" and a C++ "->" stay readable
-    assert clean("|   0  NVIDIA GeForce RTX 3090    Off |") == "|   0  NVIDIA GeForce RTX 3090    Off |"
+    # runs of spaces inside a line are one (a line keeps its indentation); an nvidia-smi row still lists its GPU
+    row = "|   0  NVIDIA GeForce RTX 3090    Off |  00000000:01:00.0 Off |                  N/A |"
+    assert clean(row).startswith("| 0 NVIDIA GeForce RTX 3090 Off |")
+    assert extract_facts(clean(row))["gpus"] == [{"name": "NVIDIA GeForce RTX 3090", "compute_capability": "8.6"}]
+    assert clean("  File x.py,  line 3") == "  File x.py, line 3"
+    # a shell prompt's ">>>" goes with the quoting
     assert clean(">>> import torch") == "import torch"
     # a JSON line that is not a log's (a list, a number) and a line that only looks like JSON stay as written
     assert clean('[1, 2, "sm_90"]') == '[1, 2, "sm_90"]'
     assert clean("{not json}") == "{not json}"
 
 
-@pytest.mark.parametrize("unit", ["\\n ", "&quot;", "[rank0]: ", "\u00a0", '{"msg": "\\n"}\n', "> "])
+@pytest.mark.parametrize("unit", ["\\n ", "&quot;", "[rank0]: ", "\u00a0", '{"msg": "\\n"}\n', "> ", "a  "])
 def test_cleaning_a_long_paste_takes_linear_time(unit: str) -> None:
     from cudafit.explain.extract import clean
 

@@ -80,6 +80,9 @@ _LINE_PREFIX = re.compile(
 # a line quoted whole as Markdown's inline code ("`RuntimeError: ...`"); a backtick inside the line stays (xformers'
 # "`fa3F@0.0.0` is not supported because:")
 _INLINE_CODE_LINE = re.compile(r"^([ \t]*)`([^`\n]+)`[ \t]*$", re.M)
+# a run of spaces inside a line (a justified or column-aligned paste, "failed.  Please"): one space, as the
+# messages' own words are written; the line's indentation stays
+_SPACES = re.compile(r"(?<=\S) {2,}")
 # HTML's character references, as a page's source or a scraped export writes quotes and brackets.
 _HTML_ENTITY = re.compile(r"&(?:quot|amp|lt|gt|apos|nbsp|#\d{2,4}|#x[0-9a-fA-F]{2,4});")
 _ESCAPED_NEWLINE = re.compile(r"(?:\\r)?\\n")
@@ -219,6 +222,8 @@ def clean(text: str) -> str:
         if stripped == text:
             break
         text = stripped
+    if "  " in text:
+        text = _SPACES.sub(" ", text)
     return text.replace("\\\\", "/").replace("\\", "/")
 
 
