@@ -311,3 +311,31 @@ def test_gpus_in_prose_are_gpus_the_log_names(text: str, expected: str) -> None:
 def test_invalid_ptx_beside_two_gpus_is_not_read_as_one_gpu_s_missing_code() -> None:
     text = "RuntimeError: CUDA_ERROR_INVALID_PTX\nGPU 0: NVIDIA GeForce GTX 1080\nGPU 1: NVIDIA GeForce RTX 3090"
     assert classify(text)[0].category != "no-kernel-image"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a terminal or a form that hard-wraps: the emitter's one sentence across lines, a word broken at its hyphen
+        ("ptxas fatal   : Value 'sm_120' is not defined for option 'gpu-\nname'", "jit-toolchain-too-old"),
+        (
+            "Ignoring visible gpu device (device: 0, name: GeForce GTX 770, pci bus id: 0000:01:00.0, compute\n"
+            "capability: 3.0) with Cuda compute capability 3.0. The minimum required Cuda\ncapability is 3.5.",
+            "no-kernel-image",  # TensorFlow's build carries no kernels below its floor (the corpus' convention)
+        ),
+    ],
+)
+def test_a_hard_wrapped_message_reads_as_its_sentence(text: str, expected: str) -> None:
+    assert classify(text)[0].category == expected
+
+
+def test_unwrapping_leaves_a_settled_reading_alone() -> None:
+    # xformers' operator list, where every operator refused for capability is refused for another reason too: no
+    # capability problem, and joining its reason lines must not make one
+    text = (
+        "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n"
+        "`fa3F@0.0.0` is not supported because:\nmin(query.shape[-1], value.shape[-1]) < 64\n"
+        "requires device with capability > (9, 0) but your GPU has capability (8, 6) (too old)\n"
+        "`cutlassF-pt` is not supported because:\n    attn_bias type is <class 'torch.Tensor'>"
+    )
+    assert classify(text)[0].category == "unknown"

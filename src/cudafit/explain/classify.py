@@ -1410,9 +1410,9 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
 )
 
 
-def classify(text: str) -> list[Finding]:
-    """Findings for ``text``, most likely first; a single ``unknown`` finding when none fits."""
-    body = clean(text)
+def _classified(body: str) -> tuple[list[Finding], Facts, bool]:
+    """The findings above the minimum score for a cleaned ``body`` (none when nothing fits), its facts, and whether
+    a rule settled that it is no compatibility failure."""
     facts = extract_facts(body)
     matches = {cat.id: m for cat in CATEGORIES if (m := _score(cat, body)) is not None}
     scores: dict[str, tuple[float, list[str]]] = {cid: (m.score, list(m.lines)) for cid, m in matches.items()}
@@ -1428,6 +1428,28 @@ def classify(text: str) -> list[Finding]:
         if s >= MIN_SCORE
     ]
     found.sort(key=lambda f: -f.score)
+    return found, facts, scoring.settled
+
+
+# A line broken inside a sentence, as a hard-wrapping terminal, mail client or form breaks it: it ends in a word (no
+# closing punctuation) and the next one goes on in lower case or with a number, unindented.
+_WRAPPED = re.compile(r"(?<=[\w,()/'\"])\n(?=[a-z0-9(])")
+# ... or a word broken at its hyphen ("gpu-\nname", "site-\npackages")
+_WRAPPED_HYPHEN = re.compile(r"(?<=\w-)\n(?=[a-z0-9])")
+# how much text is read a second time, unwrapped (a pasted message, not a log: a log's lines are its own)
+_UNWRAP_MAX = 16_384
+
+
+def classify(text: str) -> list[Finding]:
+    """Findings for ``text``, most likely first; a single ``unknown`` finding when none fits.  A text that nothing
+    fits is read once more with its hard-wrapped lines joined (:data:`_WRAPPED`): "no kernel image is available
+    for\nexecution on the device" is the runtime's one sentence."""
+    body = clean(text)
+    found, facts, settled = _classified(body)
+    if not found and not settled and len(body) <= _UNWRAP_MAX:
+        unwrapped = _WRAPPED.sub(" ", _WRAPPED_HYPHEN.sub("", body))
+        if unwrapped != body:
+            found, _facts, _settled = _classified(unwrapped)
     if not found:
         return [Finding(UNKNOWN.id, UNKNOWN.title, 0.0, _evidence((), (), facts), UNKNOWN.cause, UNKNOWN.fixes)]
     return found
