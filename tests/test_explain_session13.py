@@ -339,3 +339,12 @@ def test_unwrapping_leaves_a_settled_reading_alone() -> None:
         "`cutlassF-pt` is not supported because:\n    attn_bias type is <class 'torch.Tensor'>"
     )
     assert classify(text)[0].category == "unknown"
+
+
+def test_an_error_level_taken_off_a_line_still_reports_a_failure() -> None:
+    # a statement-like form counts beside a failure: here the only sign of one is the logger's level
+    line = "fastdeploy/runtime/backends/tensorrt/trt_backend.cc(141)::Init\tTrtBackend only supports Device::GPU, "
+    line += "but now it's Device::CPU."
+    assert classify("[ERROR] " + line)[0].category == "device-mismatch"
+    assert classify("2024-05-01 10:00:00,123 - fastdeploy - ERROR - " + line)[0].category == "device-mismatch"
+    assert classify("[INFO] " + line)[0].category == "unknown"

@@ -55,7 +55,7 @@ from cudafit.explain.catalogue import (
     project_of,
 )
 from cudafit.explain.evidence import Evidence, Facts
-from cudafit.explain.extract import CUDA_ERRORS, arch_number, clean, extract_facts
+from cudafit.explain.extract import CUDA_ERRORS, LOGGED_AS_ERROR, arch_number, clean, extract_facts
 from cudafit.explain.forms import (
     AF_DOC,
     BEST_PRACTICES,
@@ -197,6 +197,8 @@ class _Scoring:
     body: str
     # a rule found the text to be no compatibility failure (what matched means something else): no form is read
     settled: bool = False
+    # a logger wrote an error level before a line (taken off by cleaning): the text reports a failure
+    logged_as_error: bool = False
 
     def bump(self, cat_id: str, delta: float) -> None:
         if cat_id in self.scores:
@@ -1227,7 +1229,11 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
     if words and not wrong_card_only:
         return
     unrelated = _unrelated_errors(s.facts) - ({_OUT_OF_MEMORY} if wrong_card_only else set())
-    forms = [(form, line) for form, line in iter_forms(s.body) if unrelated <= set(form.explains)]
+    forms = [
+        (form, line)
+        for form, line in iter_forms(s.body, logged_as_error=s.logged_as_error)
+        if unrelated <= set(form.explains)
+    ]
     if wrong_card_only:
         forms = [(form, line) for form, line in forms if form.name in _WRONG_CARD_FORMS]
         if not forms:
@@ -1355,7 +1361,9 @@ def _library_outside_its_range(s: _Scoring) -> None:
     failure."""
     if s.settled or any(score >= MIN_SCORE for score, _lines in s.scores.values()):
         return
-    if UNRELATED_WORDS.search(s.body) or _unrelated_errors(s.facts) or not FAILURE.search(s.body):
+    if UNRELATED_WORDS.search(s.body) or _unrelated_errors(s.facts):
+        return
+    if not (s.logged_as_error or FAILURE.search(s.body)):
         return
     found = list(iter_libraries_refusing(s.body, _facts_and_named_gpus(s)))
     if found:
@@ -1410,13 +1418,13 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
 )
 
 
-def _classified(body: str) -> tuple[list[Finding], Facts, bool]:
+def _classified(body: str, logged_as_error: bool) -> tuple[list[Finding], Facts, bool]:
     """The findings above the minimum score for a cleaned ``body`` (none when nothing fits), its facts, and whether
     a rule settled that it is no compatibility failure."""
     facts = extract_facts(body)
     matches = {cat.id: m for cat in CATEGORIES if (m := _score(cat, body)) is not None}
     scores: dict[str, tuple[float, list[str]]] = {cid: (m.score, list(m.lines)) for cid, m in matches.items()}
-    scoring = _Scoring(scores, matches, facts, body)
+    scoring = _Scoring(scores, matches, facts, body, logged_as_error=logged_as_error)
     for rule in _PRECEDENCE:
         rule(scoring)
 
@@ -1445,11 +1453,12 @@ def classify(text: str) -> list[Finding]:
     fits is read once more with its hard-wrapped lines joined (:data:`_WRAPPED`): "no kernel image is available
     for\nexecution on the device" is the runtime's one sentence."""
     body = clean(text)
-    found, facts, settled = _classified(body)
+    logged_as_error = LOGGED_AS_ERROR.search(text) is not None
+    found, facts, settled = _classified(body, logged_as_error)
     if not found and not settled and len(body) <= _UNWRAP_MAX:
         unwrapped = _WRAPPED.sub(" ", _WRAPPED_HYPHEN.sub("", body))
         if unwrapped != body:
-            found, _facts, _settled = _classified(unwrapped)
+            found, _facts, _settled = _classified(unwrapped, logged_as_error)
     if not found:
         return [Finding(UNKNOWN.id, UNKNOWN.title, 0.0, _evidence((), (), facts), UNKNOWN.cause, UNKNOWN.fixes)]
     return found

@@ -23,6 +23,7 @@ from cudafit.explain.evidence import Facts, SourceFile
 
 __all__ = [
     "CUDA_ERRORS",
+    "LOGGED_AS_ERROR",
     "PREFIXED_ARCH",
     "UNPREFIXED_AF_ARCH",
     "UNPREFIXED_AF_MENTION",
@@ -61,9 +62,9 @@ _WIDE = str.maketrans(
 # What multi-process and containerised runs put before each line of a program's output, and a reply's quoting:
 # torch.distributed's "[rank0]:", Ray's "(RayWorkerWrapper pid=1234, ip=10.0.0.1)" and vLLM's "(VllmWorker rank=1
 # pid=4321)", vLLM's "ERROR 08-30 07:32:02 [file.py:512]" (older releases: "... file.py:512]"), Python logging's
-# "ERROR:root:", Docker Compose's "app-1  | ", the kubelet's CRI log "stderr F " after its timestamp, Markdown's
-# "> ".  Each is taken off its line (repeatedly: "> [rank0]: ..."), leaving the program's own words where a pattern
-# expects them.
+# "ERROR:root:" and "- name - ERROR -", "[ERROR]", syslog's and journald's "May 01 10:00:00 host unit[pid]:", pytest's
+# "E   ", Docker Compose's "app-1  | ", the kubelet's CRI log "stderr F " after its timestamp, Markdown's "> ".  Each
+# is taken off its line (repeatedly: "> [rank0]: ..."), leaving the program's own words where a pattern expects them.
 _LINE_PREFIX = re.compile(
     r"^[ \t]*(?:"
     r"\[rank\s?\d{1,5}\]:?"
@@ -71,6 +72,14 @@ _LINE_PREFIX = re.compile(
     r"|(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL)\s+\d{2}-\d{2}\s+\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?"
     r"(?:\s+(?:\[[^\]\n]{1,120}\]|[\w./-]{1,120}:\d{1,6}\]))?"
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]{1,60}:"
+    # Python logging's "%(asctime)s - %(name)s - %(levelname)s - " once the time is gone; "[ERROR]", "[WARN]"
+    r"|-[ \t]+[\w.]{1,60}[ \t]+-[ \t]+(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)[ \t]+-"
+    r"|\[(?:DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL|TRACE)\]:?"
+    # syslog and journald: "May 01 10:00:00 gpu-host ollama[1234]:"
+    r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[ \t]+\d{1,2}[ \t]+\d{2}:\d{2}:\d{2}[ \t]+[\w.-]{1,64}"
+    r"[ \t]+[\w.@/-]{1,64}(?:\[\d{1,9}\])?:"
+    # pytest's failure lines: "E   RuntimeError: ..."
+    r"|E {3,}(?=\S)"
     r"|[\w.-]{1,60}[-_]\d{1,4}[ \t]{1,20}\|"
     r"|(?:stdout|stderr)[ \t]+[FP](?=[ \t])"
     r"|>(?=[ \t>]|$)"
@@ -83,6 +92,15 @@ _INLINE_CODE_LINE = re.compile(r"^([ \t]*)`([^`\n]+)`[ \t]*$", re.M)
 # a run of spaces inside a line (a justified or column-aligned paste, "failed.  Please"): one space, as the
 # messages' own words are written; the line's indentation stays
 _SPACES = re.compile(r"(?<=\S) {2,}")
+# An error level a logger wrote before a line, which cleaning takes off with the rest of the prefix: "[ERROR]",
+# "ERROR:root:", "- name - ERROR -", vLLM's "ERROR 08-30 07:32:02", glog's "E0303 11:40:42.5", pytest's "E   ": the line
+# reports a failure whatever its own words (read on the text before cleaning).
+LOGGED_AS_ERROR = re.compile(
+    r"^[ \t]*(?:\[(?:ERROR|FATAL|CRITICAL)\]|(?:ERROR|CRITICAL):[\w.]{1,60}:|E {3,}\S|E\d{4} \d{2}:\d{2}:\d{2}"
+    r"|(?:ERROR|CRITICAL|FATAL)[ \t]+\d{2}-\d{2}[ \t]+\d{2}:)"
+    r"|^[^\n]{0,80}?[ \t]-[ \t]+(?:ERROR|CRITICAL)[ \t]+-[ \t]",
+    re.M,
+)
 # HTML's character references, as a page's source or a scraped export writes quotes and brackets.
 _HTML_ENTITY = re.compile(r"&(?:quot|amp|lt|gt|apos|nbsp|#\d{2,4}|#x[0-9a-fA-F]{2,4});")
 _ESCAPED_NEWLINE = re.compile(r"(?:\\r)?\\n")

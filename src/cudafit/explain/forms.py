@@ -1417,10 +1417,12 @@ FORMS: tuple[Form, ...] = (
 )
 
 
-def iter_forms(text: str) -> Iterator[tuple[Form, str]]:
+def iter_forms(text: str, *, logged_as_error: bool = False) -> Iterator[tuple[Form, str]]:
     """Each form that ``text`` takes, with the (first) line it is on, trimmed; a form that is only a statement
-    (``alone`` false: "requires compute capability 8.0") counts only where the text also reports a failure."""
-    failed = FAILURE.search(text) is not None
+    (``alone`` false: "requires compute capability 8.0") counts only where the text also reports a failure -- in its
+    words, or by the error level its logger wrote before a line (``logged_as_error``: the prefix cleaning took off,
+    :data:`cudafit.explain.extract.LOGGED_AS_ERROR`)."""
+    failed = logged_as_error or FAILURE.search(text) is not None
     lowered = text.lower()
     for form in FORMS:
         if not (form.alone or failed) or not form.may_match(lowered) or form.vetoed(text):
