@@ -209,8 +209,9 @@ def _json_line(line: str) -> str:
 
 def _unescaped(text: str) -> str:
     """The output an escaped log holds: a structured log's JSON lines (``{"level": "error", "msg": "...\\n..."}``)
-    give their string values, decoded; a text without a newline of its own that writes two or more as ``\\n``
-    gets them back (and its escaped quotes and tabs)."""
+    give their string values, decoded; a text without a newline of its own that writes one as ``\\n`` before a
+    line's start (``\\nTraceback``, ``\\n  File``; not a Windows path's ``\\nvidia``) gets them all back (and its
+    escaped quotes and tabs)."""
     if "\\" not in text:
         return text
     if "{" in text:
@@ -218,7 +219,7 @@ def _unescaped(text: str) -> str:
             _json_line(line) if line.lstrip().startswith("{") and line.rstrip().endswith("}") else line
             for line in text.split("\n")
         )
-    if "\n" not in text.strip() and len(_ESCAPED_LINE_START.findall(text, 0, 200_000)) >= 2:
+    if "\n" not in text.strip() and _ESCAPED_LINE_START.search(text, 0, 200_000):
         text = _ESCAPED_NEWLINE.sub("\n", text).replace('\\"', '"').replace("\\t", "\t")
     return text
 
