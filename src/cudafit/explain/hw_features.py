@@ -146,6 +146,9 @@ _FEATURE_RX = re.compile(
 _DENIAL_RX = re.compile(_DENIAL, re.I)
 # how far a denial may stand from the feature it denies, on the feature's line
 _REACH = 60
+# a person's words, not a program's: a question, or the writer's own card ("my GTX 1080 does not have tensor cores,
+# is that expected?") -- what they know of their GPU, not a check that refused it
+_OWN_WORDS = re.compile(r"\?\s*$|\b(?:my|our|I|we|I'm|we're)\b", re.I)
 
 
 def _denied(text: str, start: int, end: int) -> bool:
@@ -176,7 +179,10 @@ def iter_features_lacking(text: str, gpus: Iterable[GpuMention]) -> Iterator[tup
         feature = HW_FEATURES[index]
         if any(feature.has(g.compute_capability) for g in named):
             continue
-        yield feature, named[0], line_at(text, m.start(), m.end())
+        line = line_at(text, m.start(), m.end())
+        if _OWN_WORDS.search(line):
+            continue
+        yield feature, named[0], line
 
 
 def feature_named(name: str) -> HwFeature | None:
