@@ -1849,9 +1849,23 @@ def project_of(source: str) -> str | None:
 
 def iter_sources() -> list[tuple[str, str, str]]:
     """(category, source, pattern) for every pattern of the catalogue, then for every form of :mod:`.forms` and each
-    emitter it generalises: what ``cudafit explain --catalogue`` lists."""
+    emitter it generalises, then the rows of the knowledge tables (:mod:`.hw_features`, :mod:`.libraries`): what
+    ``cudafit explain --catalogue`` lists."""
+    # imported here: they read the GPU tables through the extractor, which imports this module
+    from cudafit.explain.hw_features import HW_FEATURES
+    from cudafit.explain.libraries import load_library_support
+
     rows = [(c.id, p.source, p.shown) for c in CATEGORIES for p in c.patterns]
-    return rows + list(iter_form_sources())
+    # the knowledge rules: a feature denied beside a GPU without it, a library beside a GPU outside its range
+    features = [
+        ("capability-guard", f.source, f"denied ({f.words}) beside a GPU without {f.name}: {f.held_by} have it")
+        for f in HW_FEATURES
+    ]
+    libraries = [
+        (lib.reading, lib.source, f"a failure beside {lib.names.pattern} and a GPU outside {lib.describe()}")
+        for lib in load_library_support()
+    ]
+    return rows + list(iter_form_sources()) + features + libraries
 
 
 _BY_ID = {c.id: c for c in CATEGORIES}
