@@ -1839,6 +1839,7 @@ SOURCE_PROJECTS: dict[str, str] = {
     "LostRuins/koboldcpp": "koboldcpp",
     "NVIDIA/TensorRT": "tensorrt",
     "PaddlePaddle/FastDeploy": "fastdeploy",
+    "blender/cycles": "blender",
 }
 
 
