@@ -287,6 +287,9 @@ def test_clean_keeps_what_is_not_a_paste_artefact() -> None:
     # a JSON line that is not a log's (a list, a number) and a line that only looks like JSON stay as written
     assert clean('[1, 2, "sm_90"]') == '[1, 2, "sm_90"]'
     assert clean("{not json}") == "{not json}"
+    # a JSON log line cut short (a log reader keeps a long line's start) still has its escapes undone
+    cut = json.dumps({"level": "error", "msg": "RuntimeError: CUDA error\nno kernel image is available for execution"})
+    assert clean(cut[:70]).endswith('"msg": "RuntimeError: CUDA error\nno kernel image i')
 
 
 @pytest.mark.parametrize("unit", ["\\n ", "&quot;", "[rank0]: ", "\u00a0", '{"msg": "\\n"}\n', "> ", "a  "])

@@ -196,15 +196,23 @@ ARCHITECTURE_MIN_CC: dict[str, str] = {
 
 
 def _json_line(line: str) -> str:
-    """A structured log's line (one JSON object) as the output its string values hold; any other line as it is."""
+    """A structured log's line (one JSON object) as the output its string values hold; one cut short (a log reader
+    keeps the start of a long line) with its escapes undone; any other line as it is."""
     try:
         doc = json.loads(line)
     except ValueError:
+        if line.lstrip().startswith('{"'):
+            return _ESCAPED_NEWLINE.sub("\n", line).replace('\\"', '"').replace("\\t", "\t")
         return line
     if not isinstance(doc, dict):
         return line
     values = [v for v in doc.values() if isinstance(v, str)]
     return "\n".join(values) if values else line
+
+
+def _json_like(line: str) -> bool:
+    """A line that is, or starts, one JSON object: whole, or cut short with escapes in it."""
+    return line.lstrip().startswith("{") and ("\\n" in line or line.rstrip().endswith("}"))
 
 
 def _unescaped(text: str) -> str:
@@ -215,10 +223,7 @@ def _unescaped(text: str) -> str:
     if "\\" not in text:
         return text
     if "{" in text:
-        text = "\n".join(
-            _json_line(line) if line.lstrip().startswith("{") and line.rstrip().endswith("}") else line
-            for line in text.split("\n")
-        )
+        text = "\n".join(_json_line(line) if _json_like(line) else line for line in text.split("\n"))
     if "\n" not in text.strip() and _ESCAPED_LINE_START.search(text, 0, 200_000):
         text = _ESCAPED_NEWLINE.sub("\n", text).replace('\\"', '"').replace("\\t", "\t")
     return text
