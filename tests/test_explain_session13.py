@@ -156,7 +156,7 @@ def test_library_ranges(library: str, serves: list[str], refuses: list[str]) -> 
         ("torch.compile(model) crashes on a GTX 1080 Ti: BackendCompilerFailed", "capability-guard"),
         # JAX's CUDA 13 wheels start at 7.5: a V100 meets a build without code for it
         (
-            "pip install jax[cuda13]\nRuntimeError: jaxlib failed to run the first computation on Tesla V100",
+            "jax[cuda13] 0.7.2\nRuntimeError: jaxlib failed to run the first computation on Tesla V100",
             "no-kernel-image",
         ),
     ],
@@ -354,3 +354,76 @@ def test_an_error_level_taken_off_a_line_still_reports_a_failure() -> None:
     assert classify("[ERROR] " + line)[0].category == "device-mismatch"
     assert classify("2024-05-01 10:00:00,123 - fastdeploy - ERROR - " + line)[0].category == "device-mismatch"
     assert classify("[INFO] " + line)[0].category == "unknown"
+
+
+# -- the review's reproductions (session 13) ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a table's "no" belongs to its own column; a numerical symptom is no check; an install error is an install's
+        ("Tesla P4 | INT8: no | FP16: yes", "unknown"),
+        ("Loss becomes NaN with fp16 on GTX 1080 Ti; no such problem in fp32", "unknown"),
+        ("ImportError: No module named 'apex'. Please install apex to use --fp16. GPU: GTX 1080 Ti", "unknown"),
+        # TensorRT's info tag "[I]" and "i.e." are no person's words
+        (
+            "[I] [TRT] Platform does not have fast FP16 support, i.e. the FP16 flag is ignored. GPU: GTX 1080 Ti",
+            "capability-guard",
+        ),
+        # a form of another category that fits better keeps it
+        ("The GPU is not used: bf16 unsupported, falling back to CPU. RTX 2080 Ti", "wrong-framework-build"),
+        # a structured log whose message is nested
+        (
+            '{"level": "error", "ts": 1, "error": {"message": "RuntimeError: CUDA error: no kernel image is '
+            'available for execution on the device\\nCUDA kernel errors"}}',
+            "no-kernel-image",
+        ),
+    ],
+)
+def test_review_readings(text: str, expected: str) -> None:
+    assert classify(text)[0].category == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ModuleNotFoundError: No module named 'flash_attn'\nGPU: Tesla T4",
+        "pip install vllm failed: error: subprocess-exited-with-error, building wheel for vllm. GPU: GTX 1080",
+        # a build's targets are not the GPU
+        "building flash_attn: nvcc -gencode arch=compute_75,code=sm_75 -c flash_fwd.cu\n"
+        "error: command '/usr/local/cuda/bin/nvcc' failed with exit code 1",
+        # Triton Inference Server is not Triton the compiler
+        "Triton Inference Server fails to start on Tesla P4: error: creating server: Internal - failed to load all "
+        "models",
+    ],
+)
+def test_review_library_neighbours(text: str) -> None:
+    assert "library_range" not in classify(text)[0].evidence
+
+
+def test_review_clean_cases() -> None:
+    from cudafit.explain.extract import clean
+
+    # escapes are undone left to right: a doubled backslash is a path's, not the start of an escape
+    windows = (
+        'OSError: [WinError 126] Error loading "C:\\\\Users\\\\me\\\\torch\\\\lib\\\\nvrtc64_112_0.dll"'
+        "\\nTraceback (most recent call last)"
+    )
+    assert clean(windows) == (
+        'OSError: [WinError 126] Error loading "C:/Users/me/torch/lib/nvrtc64_112_0.dll"\nTraceback (most recent '
+        "call last)"
+    )
+    # a table's first column is no Docker Compose service
+    assert clean("sm_80   | A100 | yes\nsm_75   | T4   | no") == "sm_80 | A100 | yes\nsm_75 | T4 | no"
+    # only character references are decoded
+    assert clean("see https://x.org/?a=1&copy=2&not=3 &quot;x&quot;") == 'see https://x.org/?a=1&copy=2&not=3 "x"'
+
+
+def test_review_fix_texts() -> None:
+    from cudafit.explain import explain_text
+
+    compiled = explain_text("torch.compile fails with an error on my GTX 1080 Ti")[0]
+    assert compiled.fixes[0].startswith("run this work without torch.compile (Inductor's Triton kernels)")
+    fp4 = explain_text("ValueError: mxfp4 is not supported on this GPU (NVIDIA A100-SXM4-80GB)")[0]
+    assert "BF16" in fp4.fixes[0] and "8.9 and newer" in fp4.fixes[0]

@@ -1306,19 +1306,27 @@ def _facts_and_named_gpus(s: _Scoring) -> list[GpuMention]:
 
 
 def _feature_the_named_gpu_lacks(s: _Scoring) -> None:
-    """Nothing matched, and a line denies a hardware feature (FP16, bfloat16, FP8, tensor cores, ...) while the
-    text names a GPU that lacks it by NVIDIA's tables (:mod:`.hw_features`): a check of that GPU turned the feature
-    off or refused it (TensorRT's ``platformHasFastFp16``, Paddle-TRT's FP16 check), whatever its words -- unless
-    the text names an unrelated failure."""
-    if s.settled or any(score >= MIN_SCORE for score, _lines in s.scores.values()):
+    """A line denies a hardware feature (FP16, bfloat16, FP8, tensor cores, ...) while the text names a GPU that
+    lacks it by NVIDIA's tables (:mod:`.hw_features`): a check of that GPU turned the feature off or refused it
+    (TensorRT's ``platformHasFastFp16``, Paddle-TRT's FP16 check), whatever its words -- unless the text names an
+    unrelated failure.  Where nothing matched it decides; where a capability guard already leads, it names the
+    feature and the GPU for the finding's fix."""
+    if s.settled or UNRELATED_WORDS.search(s.body) or _unrelated_errors(s.facts):
         return
-    if UNRELATED_WORDS.search(s.body) or _unrelated_errors(s.facts):
+    ranked = sorted(((score, cid) for cid, (score, _lines) in s.scores.items() if score >= MIN_SCORE), reverse=True)
+    if ranked and ranked[0][1] != "capability-guard":
         return
     lacking = list(iter_features_lacking(s.body, _facts_and_named_gpus(s)))
-    if lacking:
-        s.facts["features_lacking"] = [f"{f.name}: {g}" for f, g, _line in lacking]
+    if not lacking:
+        return
+    # the GPU and the feature it lacks: what the guard's finding names and its fix (run without the feature)
+    s.facts["features_lacking"] = [f"{f.name}: {g}" for f, g, _line in lacking]
+    if not ranked:
         _decide(s, "capability-guard", [line for _f, _g, line in lacking], [f.source for f, _g, _l in lacking], 2.0)
 
+
+# any line: where a logger wrote an error level (LOGGED_AS_ERROR), every line of the text is near a failure
+_ANY_LINE = re.compile("")
 
 _LINE_FAILURE = re.compile(
     r"\b(?:error|errors|fail(?:s|ed|ure|ing)?|fatal|abort(?:s|ed)?|exception|crash(?:es|ed)?|cannot|can'?t|unable)\b"
@@ -1363,12 +1371,13 @@ def _library_outside_its_range(s: _Scoring) -> None:
         return
     if UNRELATED_WORDS.search(s.body) or _unrelated_errors(s.facts):
         return
-    if not (s.logged_as_error or FAILURE.search(s.body)):
-        return
-    found = list(iter_libraries_refusing(s.body, _facts_and_named_gpus(s)))
+    # the GPUs the text lists or names, not a build's targets ("-gencode arch=compute_75,code=sm_75")
+    listed = [*s.facts.get("gpus", []), *s.facts.get("mentioned_gpus", [])]
+    gpus = [GpuMention(parse_compute_capability(g["compute_capability"]), g["name"]) for g in listed]
+    found = list(iter_libraries_refusing(s.body, gpus, _ANY_LINE if s.logged_as_error else FAILURE))
     if found:
         lib, gpu, line = found[0]
-        s.facts["library_range"] = f"{lib.id} serves {lib.describe()} ({lib.scope}); {gpu} is outside it"
+        s.facts["library_range"] = f"{lib.name} serves {lib.describe()} ({lib.scope}); {gpu} is outside it"
         _decide(s, lib.reading, [line], [lib.source], MIN_SCORE)
 
 
@@ -1410,8 +1419,8 @@ _PRECEDENCE: tuple[Callable[[_Scoring], None], ...] = (
     _message_cut_short,
     _cuda_build_on_a_machine_without_gpu,
     _ptx_the_named_gpu_cannot_jit,
-    _feature_the_named_gpu_lacks,
     _forms_when_nothing_matched,
+    _feature_the_named_gpu_lacks,
     _vocabulary_when_nothing_matched,
     _library_outside_its_range,
     _guard_on_a_mixed_host,  # again: a guard read from its form alone ("... only supported on GPUs with compute capab")

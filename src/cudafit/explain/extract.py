@@ -80,7 +80,8 @@ _LINE_PREFIX = re.compile(
     r"[ \t]+[\w.@/-]{1,64}(?:\[\d{1,9}\])?:"
     # pytest's failure lines: "E   RuntimeError: ..."
     r"|E {3,}(?=\S)"
-    r"|[\w.-]{1,60}[-_]\d{1,4}[ \t]{1,20}\|"
+    # (not a table's first column: "sm_80 |", "compute_86 |", "cuda-12 |")
+    r"|(?!(?:sm|compute|cuda|cu|torch|py|python|gcc|driver|nvcc|cudnn)[-_]\d)[\w.-]{1,60}[-_]\d{1,4}[ \t]{1,20}\|"
     r"|(?:stdout|stderr)[ \t]+[FP](?=[ \t])"
     r"|>(?=[ \t>]|$)"
     r")[ \t]*",
@@ -105,7 +106,10 @@ LOGGED_AS_ERROR = re.compile(
 _HTML_ENTITY = re.compile(r"&(?:quot|amp|lt|gt|apos|nbsp|#\d{2,4}|#x[0-9a-fA-F]{2,4});")
 _ESCAPED_NEWLINE = re.compile(r"(?:\\r)?\\n")
 # an escaped newline that starts a line of output ("\\nTraceback", "\\n  File"), not a Windows path's "\\nvidia"
-_ESCAPED_LINE_START = re.compile(r"\\n(?=[A-Z0-9 \t\"'\[(<>*=#-]|\\|$)")
+_LINE_START = r"(?=[A-Z0-9 \t\"'\[(<>*=#-]|\\|$)"
+_ESCAPED_LINE_START = re.compile(r"\\n" + _LINE_START)
+# one escape at a time, left to right: a doubled backslash, an escaped newline, an escaped quote
+_ESCAPE = re.compile(r'\\\\|(?:\\r)?\\n|\\"')
 
 
 @dataclass(frozen=True)
@@ -195,18 +199,52 @@ ARCHITECTURE_MIN_CC: dict[str, str] = {
 }
 
 
+def _strings(value: object, depth: int = 0) -> Iterator[str]:
+    """The string values of a decoded JSON document, nested objects and arrays included (``{"error": {"message":
+    ...}}``), to a bounded depth."""
+    if isinstance(value, str):
+        yield value
+    elif depth < 8 and isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item, depth + 1)
+    elif depth < 8 and isinstance(value, list):
+        for item in value:
+            yield from _strings(item, depth + 1)
+
+
+def _decode_escapes(text: str) -> str:
+    """A one-line log's escapes undone, left to right: ``\\n`` is a newline, ``\\"`` a quote, and a doubled
+    backslash stays one backslash pair (a Windows path's ``C:\\\\temp\\\\new``); ``\\t`` is left as written (in
+    a path it is more often ``\\temp`` than a tab)."""
+    return _ESCAPE.sub(_unescape_one, text)
+
+
+def _unescape_one(m: re.Match[str]) -> str:
+    escape = m.group(0)
+    if escape.endswith("n"):
+        return "\n"
+    return '"' if escape == '\\"' else escape
+
+
+# JSON's escapes, one at a time (a line cut short is no longer JSON, but its strings are)
+_JSON_ESCAPE = re.compile(r'\\(["\\/bfnrt])')
+_JSON_ESCAPES = {'"': '"', "\\": "\\\\", "/": "/", "b": "", "f": "", "n": "\n", "r": "", "t": "\t"}
+
+
+def _json_unescape_one(m: re.Match[str]) -> str:
+    return _JSON_ESCAPES[m.group(1)]
+
+
 def _json_line(line: str) -> str:
     """A structured log's line (one JSON object) as the output its string values hold; one cut short (a log reader
     keeps the start of a long line) with its escapes undone; any other line as it is."""
     try:
         doc = json.loads(line)
     except ValueError:
-        if line.lstrip().startswith('{"'):
-            return _ESCAPED_NEWLINE.sub("\n", line).replace('\\"', '"').replace("\\t", "\t")
-        return line
+        return _JSON_ESCAPE.sub(_json_unescape_one, line) if line.lstrip().startswith('{"') else line
     if not isinstance(doc, dict):
         return line
-    values = [v for v in doc.values() if isinstance(v, str)]
+    values = list(_strings(doc))
     return "\n".join(values) if values else line
 
 
@@ -218,14 +256,13 @@ def _json_like(line: str) -> bool:
 def _unescaped(text: str) -> str:
     """The output an escaped log holds: a structured log's JSON lines (``{"level": "error", "msg": "...\\n..."}``)
     give their string values, decoded; a text without a newline of its own that writes one as ``\\n`` before a
-    line's start (``\\nTraceback``, ``\\n  File``; not a Windows path's ``\\nvidia``) gets them all back (and its
-    escaped quotes and tabs)."""
+    line's start (``\\nTraceback``, ``\\n  File``; not a Windows path's ``\\nvidia``) gets its escapes undone."""
     if "\\" not in text:
         return text
     if "{" in text:
         text = "\n".join(_json_line(line) if _json_like(line) else line for line in text.split("\n"))
     if "\n" not in text.strip() and _ESCAPED_LINE_START.search(text, 0, 200_000):
-        text = _ESCAPED_NEWLINE.sub("\n", text).replace('\\"', '"').replace("\\t", "\t")
+        text = _decode_escapes(text)
     return text
 
 
@@ -235,8 +272,8 @@ def clean(text: str) -> str:
     spaces."""
     text = _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
     text = _unescaped(text)
-    if "&" in text and _HTML_ENTITY.search(text):
-        text = html.unescape(text)
+    if "&" in text:
+        text = _HTML_ENTITY.sub(lambda m: html.unescape(m.group(0)), text)
     text = text.translate(_WIDE)
     text = _TIMESTAMP.sub("", text)
     for _ in range(3):  # "> [rank0]: ...", "2024-...Z stderr F (RayWorker pid=1) ..."

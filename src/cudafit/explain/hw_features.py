@@ -93,9 +93,9 @@ HW_FEATURES: tuple[HwFeature, ...] = (
         r"tensor ?cores?|wmma",
         _cc("7.0"),
         _PG_WMMA,
-        "compute capability 7.0 or newer",
+        "compute capability 7.0 or newer (not the GeForce GTX 16 series and MX450/MX550, Turing parts without them)",
         "the work runs on the CUDA cores without the tensor-core speed-up: nothing to fix unless the program "
-        "requires them; a GPU of 7.0 or newer has them",
+        "requires them",
     ),
     HwFeature(
         "bfloat16",
@@ -128,37 +128,48 @@ HW_FEATURES: tuple[HwFeature, ...] = (
         _cc("10.0"),
         _PTX_TCGEN05,
         "compute capability 10.x, 11.x and 12.x (Blackwell)",
-        "use an FP8 or BF16 model or kernels on this GPU",
+        "use a BF16 model or kernels (FP8 where the GPU has it: 8.9 and newer), or a weight-only FP4 path that "
+        "dequantises on this GPU (where the library offers one)",
         majors=frozenset({10, 11, 12}),
     ),
 )
 
-# A denial of a feature around its name, on one line: "does not have FP16 support", "do not support FP16",
-# "FP16 is not supported", "no bfloat16 support", "lacks tensor cores", "FP8 ... unsupported", "not available".
+# A denial of a feature around its name, within its clause: "does not have FP16 support", "do not support FP16",
+# "FP16 is not supported", "no fast FP16", "lacks tensor cores", "FP8 ... unsupported", "not available".  A bare "no"
+# or "without" counts only right before the feature ("no bf16 support", "without tensor cores"): "No module named
+# 'apex' ... --fp16" and "no such problem in fp32" deny nothing of the GPU.
 _DENIAL = (
     r"(?:does(?: not|n'?t)|do(?: not|n'?t)|cannot|can'?t|is not|isn'?t|are not|aren'?t)\s+(?:\w+\s+){0,2}?"
     r"(?:support|have|has|handle|run|use|provide)"
-    r"|\bnot (?:supported|available|enabled)\b|\bunsupported\b|\bunavailable\b|\black(?:s|ing)?\b|\bno\b|\bwithout\b"
+    r"|\bnot (?:supported|available|enabled)\b|\bunsupported\b|\bunavailable\b|\black(?:s|ing)?\b"
 )
+_DENIED_RIGHT_BEFORE = re.compile(r"\b(?:no|without)\s+(?:(?:native|fast|hardware)\s+)?$", re.I)
 _FEATURE_RX = re.compile(
     "|".join(f"(?P<f{i}>\\b(?:{f.words})\\b)" for i, f in enumerate(HW_FEATURES)), re.I
 )
 _DENIAL_RX = re.compile(_DENIAL, re.I)
 # how far a denial may stand from the feature it denies, on the feature's line
 _REACH = 60
+_CLAUSE_END = re.compile(r"[\n|;,]")
+# how many mentions of one feature are read (a long text of feature names costs no more)
+_MAX_MENTIONS = 64
 # a person's words, not a program's: a question, or the writer's own card ("my GTX 1080 does not have tensor cores,
 # is that expected?") -- what they know of their GPU, not a check that refused it
-_OWN_WORDS = re.compile(r"\?\s*$|\b(?:my|our|I|we|I'm|we're)\b", re.I)
+_OWN_WORDS = re.compile(
+    r"\?\s*$|\b(?:[Mm]y|[Oo]ur|[Ww]e|[Ww]e're|I'm)\b|(?<![\[\w/.])I(?![\]\w/.'])"
+)
+# a numerical or training symptom beside the feature ("NaN with fp16"): no check of the GPU
+_SYMPTOM = re.compile(r"\b(?:NaNs?|inf|loss|diverg\w*|overflow|underflow|accuracy|precision loss)\b", re.I)
 
 
 def _denied(text: str, start: int, end: int) -> bool:
-    """Whether a denial stands within reach of the feature's name at ``start``-``end``, on its line (only the
-    window is read, so that a long line full of feature names costs linear time)."""
+    """Whether a denial stands within reach of the feature's name at ``start``-``end``, in its clause (a line, and
+    no ``|``, ``;`` or ``,`` between them: a table's "INT8: no | FP16: yes" denies INT8 only); only the window is
+    read, so that a long line full of feature names costs linear time."""
     before = text[max(0, start - _REACH) : start]
-    before = before[before.rfind("\n") + 1 :]
-    after = text[end : end + _REACH]
-    after = after.split("\n", 1)[0]
-    return bool(_DENIAL_RX.search(before) or _DENIAL_RX.search(after))
+    before = _CLAUSE_END.split(before)[-1]
+    after = _CLAUSE_END.split(text[end : end + _REACH], 1)[0]
+    return bool(_DENIAL_RX.search(before) or _DENIAL_RX.search(after) or _DENIED_RIGHT_BEFORE.search(before))
 
 
 def iter_features_lacking(text: str, gpus: Iterable[GpuMention]) -> Iterator[tuple[HwFeature, GpuMention, str]]:
@@ -169,9 +180,11 @@ def iter_features_lacking(text: str, gpus: Iterable[GpuMention]) -> Iterator[tup
     if not named:
         return
     seen: set[int] = set()
+    read: dict[int, int] = {}
     for m in _FEATURE_RX.finditer(text):
         index = int(next(k for k, v in m.groupdict().items() if v is not None)[1:])
-        if index in seen:
+        read[index] = read.get(index, 0) + 1
+        if index in seen or read[index] > _MAX_MENTIONS:
             continue
         if not _denied(text, m.start(), m.end()):
             continue
@@ -180,7 +193,7 @@ def iter_features_lacking(text: str, gpus: Iterable[GpuMention]) -> Iterator[tup
         if any(feature.has(g.compute_capability) for g in named):
             continue
         line = line_at(text, m.start(), m.end())
-        if _OWN_WORDS.search(line):
+        if _OWN_WORDS.search(line) or _SYMPTOM.search(line):
             continue
         yield feature, named[0], line
 

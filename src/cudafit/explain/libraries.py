@@ -33,6 +33,7 @@ class LibrarySupport:
     features, the feature's words), the compute capabilities it serves, and what a failure outside them is."""
 
     id: str
+    name: str
     names: re.Pattern[str]
     features: re.Pattern[str] | None
     min_cc: ComputeCapability | None
@@ -73,6 +74,7 @@ def load_library_support() -> tuple[LibrarySupport, ...]:
         rows.append(
             LibrarySupport(
                 id=row["id"],
+                name=row["name"],
                 names=_words(row["names"]),
                 features=_words(row["features"]) if row["features"] else None,
                 min_cc=parse_compute_capability(row["min_cc"]) if "min_cc" in row else None,
@@ -86,19 +88,38 @@ def load_library_support() -> tuple[LibrarySupport, ...]:
     return tuple(rows)
 
 
+# What fails for reasons of its own beside a library's name: an install, a download, a configuration.
+_OTHER_FAILURE = re.compile(
+    r"No module named|ModuleNotFoundError|cannot import name|\bHTTP\s?(?:Error\s?)?\d{3}\b|\b40[134]\b|"
+    r"\bconnect(?:ion)?\b|timed? ?out\b|\bdownload\w*|\bpip install\b|building wheel|subprocess-exited-with-error|"
+    r"\bKV cache\b|max(?:imum)?[ _](?:seq|model)[ _]len|\bpermission denied\b|No such file",
+    re.I,
+)
+# how many lines around the library's name its failure may stand
+_NEAR = 2
+
+
+def _failure_near(text: str, start: int, failure: re.Pattern[str]) -> bool:
+    """Whether ``failure`` matches on the line at ``start`` or within :data:`_NEAR` lines of it."""
+    lines = text.split("\n")
+    at = text.count("\n", 0, start)
+    return any(failure.search(line) for line in lines[max(0, at - _NEAR) : at + _NEAR + 1])
+
+
 def iter_libraries_refusing(
-    text: str, gpus: Iterable[GpuMention]
+    text: str, gpus: Iterable[GpuMention], failure: re.Pattern[str]
 ) -> Iterator[tuple[LibrarySupport, GpuMention, str]]:
     """(library, GPU, the line naming the library) for each row of the table whose library (and feature) the text
-    names while every GPU it names lies outside the library's range; a GPU inside the range leaves the row out (the
-    library serves that card, so the failure says nothing of its range)."""
+    names, with a ``failure`` on or near that line, while every GPU it names lies outside the library's range; a GPU
+    inside the range leaves the row out (the library serves that card, so the failure says nothing of its range),
+    and so does a text whose failure is an install's, a download's or a configuration's."""
     named = list(gpus)
-    if not named:
+    if not named or _OTHER_FAILURE.search(text):
         return
     for lib in load_library_support():
         m = lib.names.search(text)
         if m is None or (lib.features is not None and lib.features.search(text) is None):
             continue
-        if any(lib.serves(g.compute_capability) for g in named):
+        if any(lib.serves(g.compute_capability) for g in named) or not _failure_near(text, m.start(), failure):
             continue
         yield lib, named[0], line_at(text, m.start(), m.end())

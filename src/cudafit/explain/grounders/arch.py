@@ -300,7 +300,7 @@ def ground_capability_guard(g: Ground) -> Grounded:
             f"or run on a GPU that has it ({lacking[0][0].held_by}): cudafit gpus shows each GPU's compute capability"
         ]
     if ev.get("library_range") and not lacking:
-        library = ev["library_range"].split(" ", 1)[0]
+        library = ev["library_range"].split(" serves ", 1)[0]
         out.cause = f"{ev['library_range']}: the library refuses the GPU, or was handed work it has no kernels for"
         # the table says the GPU is outside the library's range: "the guard may be wrong" does not apply
         out.fixes = [
