@@ -427,3 +427,18 @@ def test_review_fix_texts() -> None:
     assert compiled.fixes[0].startswith("run this work without torch.compile (Inductor's Triton kernels)")
     fp4 = explain_text("ValueError: mxfp4 is not supported on this GPU (NVIDIA A100-SXM4-80GB)")[0]
     assert "BF16" in fp4.fixes[0] and "8.9 and newer" in fp4.fixes[0]
+
+
+def test_a_library_failure_at_the_start_of_a_long_log_is_found() -> None:
+    """The log reader keeps the lines that name a library of the table, so the range reading survives a long log."""
+    import io
+
+    from cudafit.explain import logread
+    from cudafit.explain.logread import read_log
+
+    head = b'File "deep_gemm/utils/layout.py", line 76, in get_recipe\nRuntimeError: Unknown recipe\n'
+    head += b"GPU: NVIDIA GeForce RTX 5080\n"
+    noise = b"".join(b"step %d loss=0.1234 lr=3e-4 tok/s=48211\n" % i for i in range(12000))
+    assert len(noise) > 4 * logread.TAIL_BYTES
+    finding = classify(read_log(io.BytesIO(head + noise)).text)[0]
+    assert finding.category == "capability-guard" and "library_range" in finding.evidence

@@ -68,6 +68,11 @@ KEYWORDS: tuple[bytes, ...] = (
     # FP16 support" holds none of the words above
     b"fp16", b"float16", b"half precision", b"half-precision", b"bf16", b"fp8", b"float8", b"fp4", b"int8", b"dp4a",
     b"tf32", b"tensor core", b"wmma",
+    # the libraries whose range of GPUs explain knows (explain/data/library_support.json): their name beside a GPU
+    # outside it is the failure, whatever the line's other words
+    b"deep_gemm", b"deepgemm", b"sageattn", b"sageattention", b"sage_attention", b"flash_attn", b"flash-attn",
+    b"flashattention", b"flashinfer", b"vllm", b"unsloth", b"ollama", b"inductor", b"cudf", b"cuml", b"cugraph",
+    b"cupy", b"transformer_engine", b"marlin", b"blender", b"trtllm",
 )  # fmt: skip
 
 
