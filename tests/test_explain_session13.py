@@ -354,6 +354,9 @@ def test_an_error_level_taken_off_a_line_still_reports_a_failure() -> None:
     assert classify("[ERROR] " + line)[0].category == "device-mismatch"
     assert classify("2024-05-01 10:00:00,123 - fastdeploy - ERROR - " + line)[0].category == "device-mismatch"
     assert classify("[INFO] " + line)[0].category == "unknown"
+    # a warning level too, as a "Warning" in the line's own words would be (forms.FAILURE)
+    assert classify("[WARN] " + line)[0].category == "device-mismatch"
+    assert classify("W0501 10:00:00.123456  4242 trt_backend.cc:141] " + line)[0].category == "device-mismatch"
 
 
 # -- the review's reproductions (session 13) ------------------------------------------------------------------------

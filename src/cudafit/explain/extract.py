@@ -93,13 +93,14 @@ _INLINE_CODE_LINE = re.compile(r"^([ \t]*)`([^`\n]+)`[ \t]*$", re.M)
 # a run of spaces inside a line (a justified or column-aligned paste, "failed.  Please"): one space, as the
 # messages' own words are written; the line's indentation stays
 _SPACES = re.compile(r"(?<=\S) {2,}")
-# An error level a logger wrote before a line, which cleaning takes off with the rest of the prefix: "[ERROR]",
-# "ERROR:root:", "- name - ERROR -", vLLM's "ERROR 08-30 07:32:02", glog's "E0303 11:40:42.5", pytest's "E   ": the line
-# reports a failure whatever its own words (read on the text before cleaning).
+# An error or warning level a logger wrote before a line, which cleaning takes off with the rest of the prefix:
+# "[ERROR]", "[WARN]", "ERROR:root:", "- name - WARNING -", vLLM's "ERROR 08-30 07:32:02", glog's "E0303 11:40:42.5"
+# and "W0303 ...", pytest's "E   ": the line reports a failure whatever its own words, as a "Warning" in them does
+# (forms.FAILURE) -- read on the text before cleaning.
 LOGGED_AS_ERROR = re.compile(
-    r"^[ \t]*(?:\[(?:ERROR|FATAL|CRITICAL)\]|(?:ERROR|CRITICAL):[\w.]{1,60}:|E {3,}\S|E\d{4} \d{2}:\d{2}:\d{2}"
-    r"|(?:ERROR|CRITICAL|FATAL)[ \t]+\d{2}-\d{2}[ \t]+\d{2}:)"
-    r"|^[^\n]{0,80}?[ \t]-[ \t]+(?:ERROR|CRITICAL)[ \t]+-[ \t]",
+    r"^[ \t]*(?:\[(?:ERROR|FATAL|CRITICAL|WARN|WARNING)\]|(?:ERROR|CRITICAL|WARNING):[\w.]{1,60}:|E {3,}\S"
+    r"|[EW]\d{4} \d{2}:\d{2}:\d{2}|(?:ERROR|CRITICAL|FATAL|WARNING|WARN)[ \t]+\d{2}-\d{2}[ \t]+\d{2}:)"
+    r"|^[^\n]{0,80}?[ \t]-[ \t]+(?:ERROR|CRITICAL|WARNING)[ \t]+-[ \t]",
     re.M,
 )
 # HTML's character references, as a page's source or a scraped export writes quotes and brackets.
