@@ -99,7 +99,7 @@ _SPACES = re.compile(r"(?<=\S) {2,}")
 # (forms.FAILURE) -- read on the text before cleaning.
 LOGGED_AS_ERROR = re.compile(
     r"^[ \t]*(?:\[(?:ERROR|FATAL|CRITICAL|WARN|WARNING)\]|(?:ERROR|CRITICAL|WARNING):[\w.]{1,60}:|E {3,}\S"
-    r"|[EW]\d{4} \d{2}:\d{2}:\d{2}|(?:ERROR|CRITICAL|FATAL|WARNING|WARN)[ \t]+\d{2}-\d{2}[ \t]+\d{2}:)"
+    r"|[EWF]\d{4} \d{2}:\d{2}:\d{2}|(?:ERROR|CRITICAL|FATAL|WARNING|WARN)[ \t]+\d{2}-\d{2}[ \t]+\d{2}:)"
     r"|^[^\n]{0,80}?[ \t]-[ \t]+(?:ERROR|CRITICAL|WARNING)[ \t]+-[ \t]",
     re.M,
 )
