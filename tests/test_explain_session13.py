@@ -314,9 +314,13 @@ def test_gpus_in_prose_are_gpus_the_log_names(text: str, expected: str) -> None:
     assert classify(text)[0].category == expected
 
 
-def test_invalid_ptx_beside_two_gpus_is_not_read_as_one_gpu_s_missing_code() -> None:
+def test_invalid_ptx_beside_two_gpus_is_a_mixed_host() -> None:
+    # a CUDA error named alone is a CUDA failure (forms.CUDA_FAILURE), and GPUs of two capabilities beside one are a
+    # mixed host's reading, not one GPU's missing code
     text = "RuntimeError: CUDA_ERROR_INVALID_PTX\nGPU 0: NVIDIA GeForce GTX 1080\nGPU 1: NVIDIA GeForce RTX 3090"
-    assert classify(text)[0].category != "no-kernel-image"
+    assert classify(text)[0].category == "mixed-gpu"
+    oom = "RuntimeError: CUDA_ERROR_OUT_OF_MEMORY\nGPU 0: NVIDIA GeForce GTX 1080\nGPU 1: NVIDIA GeForce RTX 3090"
+    assert classify(oom)[0].category == "unknown"
 
 
 @pytest.mark.parametrize(

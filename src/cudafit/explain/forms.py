@@ -183,7 +183,9 @@ FAILURE = re.compile(
 CUDA_FAILURE = re.compile(
     r"\b(?:CUDA|cuda\w*|GPU|kernels?|device)\b[^\n]{0,60}?\b(?:errors?|fail\w*|crash\w*|invalid|abort\w*)\b|"
     r"\b(?:errors?|fail\w*|crash\w*|abort\w*)\b[^\n]{0,60}?\b(?:CUDA|cuda|GPU|kernels?|device)\b|"
-    r"\bfails? to (?:launch|run|start|load)\b",
+    r"\bfails? to (?:launch|run|start|load)\b|"
+    # a CUDA error by its name alone ("CUDA_ERROR_INVALID_PTX", "cudaErrorInvalidDeviceFunction")
+    r"(?-i:\bCUDA_ERROR_[A-Z0-9_]+\b|\bcudaError[A-Z]\w*)",
     re.I,
 )
 # The words of failures that are not compatibility problems (their own CUDA errors are read from the inventory):
