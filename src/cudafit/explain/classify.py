@@ -655,6 +655,13 @@ def _gpus_named(s: _Scoring, text: str | None = None) -> list[GpuMention]:
     return list(iter_gpu_mentions(s.body if text is None else text, facts))
 
 
+def _gpus_listed(s: _Scoring) -> list[GpuMention]:
+    """The GPUs the text lists or names in prose (the ``gpus`` and ``mentioned_gpus`` facts) -- none of a build's
+    targets ("-gencode arch=compute_75,code=sm_75"), which :func:`_gpus_named` also reads as SM names."""
+    listed = [*s.facts.get("gpus", []), *s.facts.get("mentioned_gpus", [])]
+    return list(iter_gpu_mentions("", [(g["name"], g["compute_capability"]) for g in listed]))
+
+
 def _gpus_beside_targets(s: _Scoring, targets: Sequence[str], text: str | None = None) -> list[GpuMention]:
     """The GPUs the log names (:func:`_gpus_named`) that are not one of the build's ``targets`` written as an SM
     name ("sm_75" in a -gencode flag names a target, not a GPU)."""
@@ -1298,13 +1305,6 @@ def _forms_when_nothing_matched(s: _Scoring) -> None:
         _adopt_mentioned_gpus(s)  # the GPUs the finding judged: its fixes name their compute capabilities
 
 
-def _facts_and_named_gpus(s: _Scoring) -> list[GpuMention]:
-    """The GPUs the text lists or names in prose (the ``gpus`` and ``mentioned_gpus`` facts), then those it names by
-    SM number, compute capability or product (:func:`_gpus_named`)."""
-    listed = [*s.facts.get("gpus", []), *s.facts.get("mentioned_gpus", [])]
-    return [GpuMention(parse_compute_capability(g["compute_capability"]), g["name"]) for g in listed] + _gpus_named(s)
-
-
 def _feature_the_named_gpu_lacks(s: _Scoring) -> None:
     """A line denies a hardware feature (FP16, bfloat16, FP8, tensor cores, ...) while the text names a GPU that
     lacks it by NVIDIA's tables (:mod:`.hw_features`): a check of that GPU turned the feature off or refused it
@@ -1316,7 +1316,7 @@ def _feature_the_named_gpu_lacks(s: _Scoring) -> None:
     ranked = sorted(((score, cid) for cid, (score, _lines) in s.scores.items() if score >= MIN_SCORE), reverse=True)
     if ranked and ranked[0][1] != "capability-guard":
         return
-    lacking = list(iter_features_lacking(s.body, _facts_and_named_gpus(s)))
+    lacking = list(iter_features_lacking(s.body, _gpus_named(s)))
     if not lacking:
         return
     # the GPU and the feature it lacks: what the guard's finding names and its fix (run without the feature)
@@ -1371,10 +1371,7 @@ def _library_outside_its_range(s: _Scoring) -> None:
         return
     if UNRELATED_WORDS.search(s.body) or _unrelated_errors(s.facts):
         return
-    # the GPUs the text lists or names, not a build's targets ("-gencode arch=compute_75,code=sm_75")
-    listed = [*s.facts.get("gpus", []), *s.facts.get("mentioned_gpus", [])]
-    gpus = [GpuMention(parse_compute_capability(g["compute_capability"]), g["name"]) for g in listed]
-    found = list(iter_libraries_refusing(s.body, gpus, _ANY_LINE if s.logged_as_error else FAILURE))
+    found = list(iter_libraries_refusing(s.body, _gpus_listed(s), _ANY_LINE if s.logged_as_error else FAILURE))
     if found:
         lib, gpu, line = found[0]
         s.facts["library_range"] = f"{lib.name} serves {lib.describe()} ({lib.scope}); {gpu} is outside it"

@@ -105,7 +105,6 @@ LOGGED_AS_ERROR = re.compile(
 )
 # HTML's character references, as a page's source or a scraped export writes quotes and brackets.
 _HTML_ENTITY = re.compile(r"&(?:quot|amp|lt|gt|apos|nbsp|#\d{2,4}|#x[0-9a-fA-F]{2,4});")
-_ESCAPED_NEWLINE = re.compile(r"(?:\\r)?\\n")
 # an escaped newline that starts a line of output ("\\nTraceback", "\\n  File"), not a Windows path's "\\nvidia"
 _LINE_START = r"(?=[A-Z0-9 \t\"'\[(<>*=#-]|\\|$)"
 _ESCAPED_LINE_START = re.compile(r"\\n" + _LINE_START)
@@ -276,7 +275,6 @@ def clean(text: str) -> str:
     if "&" in text:
         text = _HTML_ENTITY.sub(lambda m: html.unescape(m.group(0)), text)
     text = text.translate(_WIDE)
-    text = _TIMESTAMP.sub("", text)
     for _ in range(3):  # "> [rank0]: ...", "2024-...Z stderr F (RayWorker pid=1) ..."
         stripped = _LINE_PREFIX.sub("", _TIMESTAMP.sub("", text))
         if "`" in stripped:

@@ -24,7 +24,7 @@ from importlib.resources import files
 from cudafit.explain.arch_features import GpuMention, line_at
 from cudafit.model import ComputeCapability, parse_compute_capability
 
-__all__ = ["LibrarySupport", "iter_libraries_refusing", "load_library_support"]
+__all__ = ["LibrarySupport", "iter_libraries_refusing", "library_keywords", "load_library_support"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,7 @@ class LibrarySupport:
 
     id: str
     name: str
+    words: tuple[str, ...]  # the names as the table writes them
     names: re.Pattern[str]
     features: re.Pattern[str] | None
     min_cc: ComputeCapability | None
@@ -75,6 +76,7 @@ def load_library_support() -> tuple[LibrarySupport, ...]:
             LibrarySupport(
                 id=row["id"],
                 name=row["name"],
+                words=tuple(row["names"]),
                 names=_words(row["names"]),
                 features=_words(row["features"]) if row["features"] else None,
                 min_cc=parse_compute_capability(row["min_cc"]) if "min_cc" in row else None,
@@ -88,6 +90,12 @@ def load_library_support() -> tuple[LibrarySupport, ...]:
     return tuple(rows)
 
 
+def library_keywords() -> tuple[bytes, ...]:
+    """Every name of the table, lower-cased bytes: the log reader keeps the lines that hold one, so that a library's
+    name beside a GPU outside its range survives a long log."""
+    return tuple(sorted({w.lower().encode() for lib in load_library_support() for w in lib.words}))
+
+
 # What fails for reasons of its own beside a library's name: an install, a download, a configuration.
 _OTHER_FAILURE = re.compile(
     r"No module named|ModuleNotFoundError|cannot import name|\bHTTP\s?(?:Error\s?)?\d{3}\b|\b40[134]\b|"
@@ -99,10 +107,8 @@ _OTHER_FAILURE = re.compile(
 _NEAR = 2
 
 
-def _failure_near(text: str, start: int, failure: re.Pattern[str]) -> bool:
-    """Whether ``failure`` matches on the line at ``start`` or within :data:`_NEAR` lines of it."""
-    lines = text.split("\n")
-    at = text.count("\n", 0, start)
+def _failure_near(lines: list[str], at: int, failure: re.Pattern[str]) -> bool:
+    """Whether ``failure`` matches on line ``at`` or within :data:`_NEAR` lines of it."""
     return any(failure.search(line) for line in lines[max(0, at - _NEAR) : at + _NEAR + 1])
 
 
@@ -116,10 +122,13 @@ def iter_libraries_refusing(
     named = list(gpus)
     if not named or _OTHER_FAILURE.search(text):
         return
+    lines = text.split("\n")
     for lib in load_library_support():
         m = lib.names.search(text)
         if m is None or (lib.features is not None and lib.features.search(text) is None):
             continue
-        if any(lib.serves(g.compute_capability) for g in named) or not _failure_near(text, m.start(), failure):
+        if any(lib.serves(g.compute_capability) for g in named):
+            continue
+        if not _failure_near(lines, text.count("\n", 0, m.start()), failure):
             continue
         yield lib, named[0], line_at(text, m.start(), m.end())

@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from cudafit.explain.libraries import library_keywords
+
 __all__ = ["CHUNK", "KEYWORDS", "MAX_LINE", "MAX_LINES", "TAIL_BYTES", "LogExcerpt", "iter_chunks", "read_log"]
 
 TAIL_BYTES = 64 * 1024
@@ -68,11 +70,9 @@ KEYWORDS: tuple[bytes, ...] = (
     # FP16 support" holds none of the words above
     b"fp16", b"float16", b"half precision", b"half-precision", b"bf16", b"fp8", b"float8", b"fp4", b"int8", b"dp4a",
     b"tf32", b"tensor core", b"wmma",
-    # the libraries whose range of GPUs explain knows (explain/data/library_support.json): their name beside a GPU
-    # outside it is the failure, whatever the line's other words
-    b"deep_gemm", b"deepgemm", b"sageattn", b"sageattention", b"sage_attention", b"flash_attn", b"flash-attn",
-    b"flashattention", b"flashinfer", b"vllm", b"unsloth", b"ollama", b"inductor", b"cudf", b"cuml", b"cugraph",
-    b"cupy", b"transformer_engine", b"marlin", b"blender", b"trtllm",
+    # the names of the libraries whose range of GPUs explain knows (explain/data/library_support.json): their name
+    # beside a GPU outside it is the failure, whatever the line's other words
+    *library_keywords(),
 )  # fmt: skip
 
 
