@@ -195,6 +195,15 @@ def _explains() -> Iterator[bytes]:
     yield b"CUDA driver version is insufficient for CUDA runtime version\ncompute capability 8.6 sm_86 580.65"
     yield b"torch.cuda: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current " \
           b"PyTorch installation. The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70."
+    # the paste forms clean() decodes (session 13): a JSON log line, a one-line escaped log, HTML references, the
+    # prefixes of runners and loggers, a hard-wrapped sentence, a feature denied beside a GPU, a library's name
+    yield b'{"level": "error", "error": {"message": "RuntimeError: CUDA error\\nno kernel image is available"}}'
+    yield b'RuntimeError: CUDA error: invalid device function\\nTraceback (most recent call last):\\n  File \\"x\\"'
+    yield b"&quot;CUDA error: no kernel image&quot; &lt;sm_61&gt; &#39;x&#39;"
+    yield b"[rank0]: (RayWorkerWrapper pid=12, ip=10.0.0.1) ERROR 08-30 07:32:02 [a.py:5] > E   [WARN] app-1  | x"
+    yield b"ptxas fatal   : Value 'sm_120' is not defined for option 'gpu-\nname'"
+    yield b"platform does not have FP16 support.\nI am using a GeForce GTX 950."
+    yield b'File "deep_gemm/utils/layout.py", line 76\nRuntimeError: Unknown recipe\nGPU: NVIDIA GeForce RTX 5080'
     corpus = ROOT / "tests" / "fixtures" / "explain_corpus"
     if corpus.is_dir():
         for p in sorted(corpus.rglob("*"))[:40]:

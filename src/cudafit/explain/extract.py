@@ -240,7 +240,7 @@ def _json_line(line: str) -> str:
     keeps the start of a long line) with its escapes undone; any other line as it is."""
     try:
         doc = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the decoder goes ("[[[[...")
         return _JSON_ESCAPE.sub(_json_unescape_one, line) if line.lstrip().startswith('{"') else line
     if not isinstance(doc, dict):
         return line
